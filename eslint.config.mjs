@@ -1,0 +1,79 @@
+// ESLint flat config. Besides typescript-eslint's recommended rules it enforces the
+// import direction of docs/architecture.md: libs never import services; paths ->
+// service -> store -> Prisma; services never import express; only stores touch Prisma.
+import tseslint from 'typescript-eslint';
+
+const noDefaultExport = {
+  selector: 'ExportDefaultDeclaration',
+  message: 'No default exports: export named factories and types.',
+};
+
+export default tseslint.config(
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+  },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
+      '@typescript-eslint/ban-ts-comment': ['error', { 'ts-ignore': true, 'ts-expect-error': 'allow-with-description' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      'no-restricted-syntax': ['error', noDefaultExport],
+    },
+  },
+  {
+    files: ['libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['@selfstack/service-*', '**/services/**'], message: 'libs/ never imports from services/.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['services/**/*.service.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'express', message: 'Services never import express: paths own HTTP.' },
+          { name: '@selfstack/db', message: 'Only stores touch Prisma.' },
+        ],
+        patterns: [
+          { group: ['**/*.paths', '@prisma/*', '**/generated/**'], message: 'service -> store only; paths are above services, Prisma below stores.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['services/**/*.store.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'express', message: 'Stores never import express.' }],
+        patterns: [{ group: ['**/*.paths', '**/*.service'], message: 'Stores sit below services and paths.' }],
+      }],
+    },
+  },
+  {
+    files: ['services/**/*.paths.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: '@selfstack/db', message: 'Paths call services, never Prisma.' }],
+        patterns: [{ group: ['**/*.store', '@prisma/*', '**/generated/**'], message: 'Paths call services, not stores.' }],
+      }],
+    },
+  },
+  {
+    // Tool configuration files whose tools require a default export.
+    files: ['prisma.config.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['**/*.test.ts', '**/*.itest.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'libs/testing/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+);
