@@ -1,0 +1,160 @@
+// Filesystem blob store (the default). Layout under `root`:
+//   <key>             the object's bytes
+//   .meta/<key>       {"contentType": ...} when one was given
+//   .tmp/<random>     writes in progress
+// A write streams into `.tmp` (same filesystem as the objects), fsyncs, then renames
+// over the final path, so a reader opens either the previous complete object or the new
+// complete one, never a partial file; a failed or aborted write leaves the previous
+// object untouched and removes its temp file.
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertValidBlobKey, BlobKeyError, clampRange } from './blob-key';
+import type { BlobInfo, BlobPutOptions, BlobRange, BlobStore } from './blob.types';
+
+export interface FsBlobStoreOptions {
+  /** Directory holding the objects; created when missing. */
+  root: string;
+}
+
+const META_DIR = '.meta';
+const TMP_DIR = '.tmp';
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';
+}
+
+async function unlinkIfPresent(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+  }
+}
+
+export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
+  const root = path.resolve(options.root);
+  const tmpDir = path.join(root, TMP_DIR);
+
+  function resolveKey(key: string, base = root): string {
+    assertValidBlobKey(key);
+    const full = path.resolve(base, ...key.split('/'));
+    // Belt and braces: validation already forbids `..`, but never trust a join.
+    if (!full.startsWith(base + path.sep)) throw new BlobKeyError(`blob key ${JSON.stringify(key)} escapes the store root`);
+    return full;
+  }
+
+  async function readContentType(key: string): Promise<string | undefined> {
+    try {
+      const meta = JSON.parse(await readFile(resolveKey(key, path.join(root, META_DIR)), 'utf8')) as { contentType?: unknown };
+      return typeof meta.contentType === 'string' ? meta.contentType : undefined;
+    } catch (err) {
+      if (isMissing(err) || err instanceof SyntaxError) return undefined;
+      throw err;
+    }
+  }
+
+  /** Streams into a temp file, fsyncs it, then renames it over `finalPath`. */
+  async function writeAtomically(finalPath: string, write: (tmpPath: string) => Promise<void>): Promise<void> {
+    await mkdir(tmpDir, { recursive: true });
+    await mkdir(path.dirname(finalPath), { recursive: true });
+    const tmp = path.join(tmpDir, randomUUID());
+    try {
+      await write(tmp);
+      // fsync is per inode: a second descriptor flushes what the stream wrote.
+      const fh = await open(tmp, 'r+');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, finalPath);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    async put(key: string, body: Readable, putOptions: BlobPutOptions = {}): Promise<BlobInfo> {
+      const finalPath = resolveKey(key);
+      const metaPath = resolveKey(key, path.join(root, META_DIR));
+      let size = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          size += chunk.length;
+          cb(null, chunk);
+        },
+      });
+      // The meta file is written first: a reader may briefly see the new content type
+      // with the old bytes, which is harmless, while the bytes themselves stay atomic.
+      if (putOptions.contentType !== undefined) {
+        const contentType = putOptions.contentType;
+        await writeAtomically(metaPath, (tmp) => writeFile(tmp, JSON.stringify({ contentType }), { flag: 'wx' }));
+      }
+      await writeAtomically(finalPath, async (tmp) => {
+        const out = createWriteStream(tmp, { flags: 'wx', mode: 0o644 });
+        await pipeline(body, counter, out, putOptions.signal ? { signal: putOptions.signal } : {});
+        if (putOptions.contentLength !== undefined && size !== putOptions.contentLength) {
+          throw new Error(`blob ${key}: expected ${putOptions.contentLength} bytes, received ${size}`);
+        }
+      });
+      if (putOptions.contentType === undefined) await unlinkIfPresent(metaPath);
+      return putOptions.contentType === undefined ? { key, size } : { key, size, contentType: putOptions.contentType };
+    },
+
+    async get(key: string, range?: BlobRange) {
+      const filePath = resolveKey(key);
+      let fh: FileHandle;
+      try {
+        fh = await open(filePath, 'r');
+      } catch (err) {
+        if (isMissing(err)) return null;
+        throw err;
+      }
+      try {
+        // fstat on the open descriptor: a concurrent rename swaps the directory entry,
+        // not the inode we hold, so size and bytes always belong to the same object.
+        const st = await fh.stat();
+        if (!st.isFile()) {
+          await fh.close();
+          return null;
+        }
+        const contentType = await readContentType(key);
+        const info: BlobInfo = contentType === undefined ? { key, size: st.size } : { key, size: st.size, contentType };
+        if (range) {
+          const r = clampRange(range, st.size);
+          return { info, stream: fh.createReadStream({ start: r.start, end: r.end, autoClose: true }) };
+        }
+        return { info, stream: fh.createReadStream({ autoClose: true }) };
+      } catch (err) {
+        await fh.close().catch(() => undefined);
+        throw err;
+      }
+    },
+
+    async stat(key: string): Promise<BlobInfo | null> {
+      const filePath = resolveKey(key);
+      try {
+        const st = await stat(filePath);
+        if (!st.isFile()) return null;
+        const contentType = await readContentType(key);
+        return contentType === undefined ? { key, size: st.size } : { key, size: st.size, contentType };
+      } catch (err) {
+        if (isMissing(err)) return null;
+        throw err;
+      }
+    },
+
+    async delete(key: string): Promise<void> {
+      const filePath = resolveKey(key);
+      const metaPath = resolveKey(key, path.join(root, META_DIR));
+      await unlinkIfPresent(filePath);
+      await unlinkIfPresent(metaPath);
+    },
+  };
+}

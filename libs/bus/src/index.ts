@@ -1,0 +1,4 @@
+export { type Bus, type BusListener, type BusLogger, BusClosedError } from './bus';
+export { createMemoryBus, type MemoryBusOptions } from './memory-bus';
+export { createRedisBus, type RedisBus, type RedisBusOptions } from './redis-bus';
+export { killRedisClientsByName } from './redis-admin';

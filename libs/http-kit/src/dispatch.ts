@@ -1,0 +1,339 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response, Router } from 'express';
+import { AppError, BadRequestError, MethodNotAllowedError } from '@selfstack/errors';
+import { createLogger, type Logger } from '@selfstack/logger';
+import { readBody } from './body';
+import { coerceValue, parseBool, type FieldMap } from './fields';
+import { helpFor, helpSelects, type HelpOptions } from './help';
+import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
+import { toPathTable, type CompiledField, type CompiledPath, type PathTable } from './path-table';
+import type { AnyPathSpec, Operation, OperationContext, RequestContext } from './path-spec';
+
+/** Writes a handler's result (Vault: envelope; Nomad: index headers; ...). */
+export type RespondHook<X = unknown> = (ctx: OperationContext<FieldMap, X>, result: unknown, res: Response) => void | Promise<void>;
+
+export interface MountOptions<X = unknown> {
+  /** Mount prefix for mountPaths and for the route-pattern label (e.g. `/v1/sys`). */
+  prefix?: string;
+  respond?: RespondHook<X>;
+  /** Runs after the operation is resolved (existence check included), before validation of
+   * query/body and before the handler; throw an AppError to deny. */
+  authorize?: (ctx: RequestContext<X>) => void | Promise<void>;
+  /** Per-request mount data handed to every hook as `ctx.extra`. */
+  extra?: (req: Request, res: Response) => X | Promise<X>;
+  /** `?help=1` support; `false` disables it. Default title: "<service> API". */
+  help?: Partial<HelpOptions> | false;
+  /** Authorizes `?help=1` (Vault requires a token allowed on the path); default: allowed. */
+  authorizeHelp?: (req: Request, path: string) => void | Promise<void>;
+  /** No spec matches: throw this error (Vault: "unsupported path"); default: next(). */
+  unsupportedPath?: (path: string) => AppError;
+  /** Method or operation not supported by the matched spec (default 405 "unsupported operation"). */
+  unsupportedOperation?: (method: string, path: string) => AppError;
+  /** Validation failures (default 400 with one message per field). */
+  invalidRequest?: (messages: string[]) => AppError;
+  logger?: Logger;
+}
+
+export interface Dispatcher<X = unknown> {
+  /** Serves `relativePath` (decoded, no leading slash) from the table; calls next() when no
+   * spec matches and no unsupportedPath error is configured. */
+  (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void>;
+  readonly table: PathTable<X>;
+}
+
+let fallbackLogger: Logger | undefined;
+function defaultLogger(): Logger {
+  fallbackLogger ??= createLogger({ service: 'http-kit', silent: true });
+  return fallbackLogger;
+}
+
+// Query keys the kit itself interprets; never reported as unknown parameters.
+const RESERVED_QUERY = new Set(['list', 'help']);
+const WRITE_METHODS = new Set(['PUT', 'POST', 'PATCH']);
+
+class KitContext<X> implements OperationContext<FieldMap, X> {
+  operation: Operation = 'read';
+  params: Record<string, unknown> = {};
+  query: Record<string, unknown> = {};
+  body: Record<string, unknown> = {};
+  data: Record<string, unknown> = {};
+  unknownParams: string[] = [];
+  private controller: AbortController | undefined;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly pattern: string,
+    readonly rawParams: Record<string, string>,
+    public input: Record<string, unknown>,
+    readonly req: Request,
+    readonly res: Response,
+    readonly requestId: string,
+    readonly logger: Logger,
+    public extra: X,
+    readonly spec: AnyPathSpec<X>,
+  ) {}
+
+  // Created on first use only: most handlers never look at it, and it is a hot path.
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = new AbortController();
+      this.controller = controller;
+      const res = this.res;
+      if (!res.writableFinished) {
+        if (res.destroyed || this.req.socket?.destroyed) controller.abort();
+        else res.once('close', () => { if (!res.writableFinished) controller.abort(); });
+      }
+    }
+    return this.controller.signal;
+  }
+}
+
+function firstOf(value: unknown): unknown {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function allowedMethods(spec: AnyPathSpec<unknown>): string {
+  const ops = spec.operations;
+  const out: string[] = [];
+  if (ops.read) out.push('GET', 'HEAD');
+  if (ops.list) out.push(...(ops.read ? [] : ['GET']), 'LIST');
+  if (ops.create || ops.update) out.push('PUT', 'POST');
+  if (ops.patch) out.push('PATCH');
+  if (ops.delete) out.push('DELETE');
+  return out.join(', ');
+}
+
+function validateFields(
+  fields: readonly CompiledField[],
+  source: (field: CompiledField) => unknown,
+  target: Record<string, unknown>,
+  data: Record<string, unknown>,
+  errors: string[],
+  isWrite = true,
+): void {
+  for (const f of fields) {
+    const raw = source(f);
+    if (raw === undefined) {
+      if (f.spec.default !== undefined) {
+        target[f.name] = f.spec.default;
+        data[f.name] = f.spec.default;
+      } else if (f.spec.required && (isWrite || f.spec.in !== 'body')) {
+        // A required body field is required of writes; reads and deletes do not send it.
+        errors.push(`missing required field "${f.name}"`);
+      }
+      continue;
+    }
+    const result = f.spec.schema.safeParse(coerceValue(raw, f.coercion));
+    if (result.success) {
+      target[f.name] = result.data;
+      data[f.name] = result.data;
+    } else {
+      const detail = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+      errors.push(`invalid value for field "${f.name}": ${detail}`);
+    }
+  }
+}
+
+function safeDecode(path: string): string {
+  if (!path.includes('%')) return path;
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    throw new BadRequestError('invalid URL escape in path');
+  }
+}
+
+function joinPattern(prefix: string, pattern: string): string {
+  const p = prefix.replace(/\/+$/, '');
+  return pattern === '' ? p || '/' : `${p}/${pattern}`;
+}
+
+function defaultRespond(result: unknown, res: Response): void {
+  if (result === undefined) {
+    res.status(204).end();
+    return;
+  }
+  sendJson(res, 200, JSON.stringify(result));
+}
+
+/** Writes a JSON text with an explicit Content-Length (also what the request log reports). */
+export function sendJson(res: Response, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/**
+ * The method table, validation, existence check, authorization and response writing for
+ * one table, callable from any Express handler with a relative path.
+ */
+export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] | PathTable<X>, options: MountOptions<X> = {}): Dispatcher<X> {
+  const table: PathTable<X> = toPathTable(specs);
+  const helpOptions = options.help === false ? undefined : (options.help ?? {});
+  const prefix = options.prefix ?? '';
+  const patterns = new Map<CompiledPath<X>, string>(table.entries.map((e) => [e, joinPattern(prefix, e.compiled.pattern)]));
+  const invalid = options.invalidRequest ?? ((messages: string[]) => new BadRequestError(messages));
+  const unsupportedOperation = options.unsupportedOperation ?? (() => new MethodNotAllowedError('unsupported operation'));
+
+  const dispatch = async (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void> => {
+    try {
+      const path = safeDecode(relativePath);
+      const query = req.query as Record<string, unknown>;
+      // `?help=1` works on any path of the table, also on prefixes no spec matches (the
+      // mount root); it answers the raw help object, never through the respond hook.
+      if (
+        helpOptions !== undefined &&
+        (req.method === 'GET' || req.method === 'HEAD') &&
+        query.help !== undefined &&
+        parseBool(firstOf(query.help)) === true &&
+        helpSelects(table, path)
+      ) {
+        const settings = kitSettingsOf(req);
+        if (options.authorizeHelp) await options.authorizeHelp(req, path);
+        const title = helpOptions.title ?? `${settings?.service ?? 'service'} API`;
+        const help = helpFor(table, path, { ...helpOptions, title });
+        sendJson(res, 200, JSON.stringify(help) + (settings?.flavour === 'vault' ? '\n' : ''));
+        return;
+      }
+      const m = table.match(path);
+      if (!m) {
+        if (options.unsupportedPath) throw options.unsupportedPath(path);
+        next();
+        return;
+      }
+      const { entry, spec } = m;
+      const pattern = patterns.get(entry) ?? spec.pattern;
+      (res.locals as Record<string, unknown>).routePattern = pattern;
+      const settings = kitSettingsOf(req);
+      const method = req.method;
+      const ops = spec.operations;
+
+      // The one method table (shared ARCHITECTURE "Routes are data").
+      let operation: Operation | 'write' | undefined;
+      switch (method) {
+        case 'GET':
+        case 'HEAD':
+          operation = method === 'GET' && parseBool(firstOf(query.list)) === true ? 'list' : 'read';
+          break;
+        case 'LIST':
+          operation = 'list';
+          break;
+        case 'PUT':
+        case 'POST':
+          operation = 'write';
+          break;
+        case 'PATCH':
+          operation = 'patch';
+          break;
+        case 'DELETE':
+          operation = 'delete';
+          break;
+      }
+      const supported =
+        (operation === 'write' ? Boolean(ops.create || ops.update) : operation !== undefined && Boolean(ops[operation]));
+      if (!supported) {
+        const err = unsupportedOperation(method, path);
+        throw new AppError(err.status, err.messages, { headers: { ...err.headers, Allow: allowedMethods(spec as AnyPathSpec<unknown>) }, expose: err.expose });
+      }
+
+      const logger = options.logger ?? settings?.logger ?? defaultLogger();
+      const requestId = ((res.locals as Record<string, unknown>).requestId as string | undefined) ?? randomUUID();
+      const isWrite = WRITE_METHODS.has(method);
+
+      // Request data: the body for writes, the query string otherwise (as Vault does).
+      let input: Record<string, unknown>;
+      if (isWrite && spec.body !== 'stream') {
+        let body = req.body as unknown;
+        if (body === undefined) {
+          body = await readBody(req, {
+            maxBytes: settings?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+            jsonWithoutContentType: settings?.jsonWithoutContentType ?? false,
+            flavour: settings?.flavour ?? 'registry',
+          });
+          req.body = body;
+        }
+        if (body === undefined || body === null) input = {};
+        else if (isPlainObject(body)) input = body;
+        else if (spec.takesArbitraryInput) input = {};
+        else throw invalid(['invalid request body: expected a JSON object']);
+      } else {
+        input = query;
+      }
+
+      const extra = (options.extra ? await options.extra(req, res) : undefined) as X;
+      const ctx = new KitContext<X>(method, path, pattern, m.params, input, req, res, requestId, logger, extra, spec);
+      // Until the existence check decides, a write is provisionally an update.
+      ctx.operation = operation === 'write' ? 'update' : (operation as Operation);
+
+      const errors: string[] = [];
+      validateFields(entry.pathFields, (f) => m.params[f.name], ctx.params, ctx.data, errors);
+      if (errors.length > 0) throw invalid(errors);
+
+      if (operation === 'write') {
+        // PUT == POST; the existence check tells create from update so policies can differ.
+        if (spec.existenceCheck) operation = (await spec.existenceCheck(ctx)) ? 'update' : 'create';
+        else operation = ops.update ? 'update' : 'create';
+        if (!ops[operation]) {
+          const err = unsupportedOperation(method, path);
+          throw new AppError(err.status, err.messages, { headers: { ...err.headers, Allow: allowedMethods(spec as AnyPathSpec<unknown>) }, expose: err.expose });
+        }
+      }
+      const op = operation as Operation;
+      ctx.operation = op;
+      if (options.authorize) await options.authorize(ctx);
+
+      const dataFields = entry.dataFields;
+      const scratch: Record<string, unknown> = {};
+      validateFields(
+        dataFields,
+        (f) => {
+          const fromQuery = f.spec.in === 'query' || !isWrite;
+          const v = fromQuery ? query[f.name] : input[f.name];
+          return fromQuery && f.coercion.kind !== 'array' ? firstOf(v) : v;
+        },
+        scratch,
+        ctx.data,
+        errors,
+        isWrite,
+      );
+      // Fields land in `query` or `body` by declaration; `data` has them all.
+      for (const f of dataFields) {
+        if (f.name in scratch) (f.spec.in === 'query' ? ctx.query : ctx.body)[f.name] = scratch[f.name];
+      }
+      if (errors.length > 0) throw invalid(errors);
+
+      if (!spec.takesArbitraryInput) {
+        const unknown: string[] = [];
+        for (const key of Object.keys(input)) {
+          if (!entry.dataFieldNames.has(key) && !(input === query && RESERVED_QUERY.has(key))) unknown.push(key);
+        }
+        if (unknown.length > 0) ctx.unknownParams = unknown.sort();
+      }
+
+      const handler = ops[op] as (c: OperationContext<FieldMap, X>) => unknown;
+      const result = await handler.call(ops, ctx);
+      if (res.headersSent || res.writableEnded) return;
+      if (options.respond) await options.respond(ctx, result, res);
+      else defaultRespond(result, res);
+    } catch (err) {
+      next(err);
+    }
+  };
+  return Object.assign(dispatch, { table });
+}
+
+/** Wires a table into Express under `options.prefix` (default `/`). */
+export function mountPaths<X = unknown>(router: Pick<Router, 'use'>, specs: readonly AnyPathSpec<X>[] | PathTable<X>, options: MountOptions<X> = {}): Dispatcher<X> {
+  const dispatcher = createDispatcher(specs, options);
+  const prefix = options.prefix && options.prefix !== '' ? options.prefix : '/';
+  router.use(prefix, (req: Request, res: Response, next: NextFunction) => {
+    void dispatcher(req, res, next, req.path.slice(1));
+  });
+  return dispatcher;
+}

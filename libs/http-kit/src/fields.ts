@@ -1,0 +1,103 @@
+import type { z } from 'zod';
+
+/** Where a field's value comes from. `body` fields are read from the query string for
+ * GET/HEAD/LIST/DELETE, as Vault does (request data of read operations is the query). */
+export type FieldLocation = 'path' | 'query' | 'body';
+
+export interface FieldSpec<S extends z.ZodType = z.ZodType> {
+  schema: S;
+  in: FieldLocation;
+  description: string;
+  required?: boolean;
+  default?: z.output<S>;
+  deprecated?: boolean;
+}
+
+export type FieldMap = Record<string, FieldSpec>;
+
+// Path parameters always have a value when the pattern matched.
+type FieldValue<F> = F extends FieldSpec<infer S>
+  ? F extends { in: 'path' } | { required: true }
+    ? z.output<S>
+    : F extends { default: unknown }
+      ? z.output<S>
+      : z.output<S> | undefined
+  : never;
+
+/** Validated values of the fields declared at one location. */
+export type FieldValues<F extends FieldMap, L extends FieldLocation> = {
+  [K in keyof F as F[K]['in'] extends L ? K : never]: FieldValue<F[K]>;
+};
+
+/** All validated values, whatever their location (Vault's FieldData). */
+export type AllFieldValues<F extends FieldMap> = { [K in keyof F]: FieldValue<F[K]> };
+
+/** What query strings and form bodies must be coerced to before zod sees them. */
+export type CoercionKind =
+  | { kind: 'string' }
+  | { kind: 'number' }
+  | { kind: 'boolean' }
+  | { kind: 'array'; element: CoercionKind }
+  | { kind: 'other' };
+
+interface ZodInternals {
+  _zod?: { def?: { type?: string; innerType?: unknown; in?: unknown; element?: unknown } };
+}
+
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional', 'lazy']);
+
+/** Reads the zod definition once (at table compile time, never per request). */
+export function coercionKindOf(schema: unknown, depth = 0): CoercionKind {
+  const def = (schema as ZodInternals)._zod?.def;
+  if (!def || depth > 10) return { kind: 'other' };
+  const type = def.type ?? '';
+  if (WRAPPERS.has(type) && def.innerType !== undefined) return coercionKindOf(def.innerType, depth + 1);
+  if (type === 'pipe' && def.in !== undefined) return coercionKindOf(def.in, depth + 1);
+  if (type === 'string' || type === 'enum' || type === 'template_literal') return { kind: 'string' };
+  if (type === 'number' || type === 'int') return { kind: 'number' };
+  if (type === 'boolean') return { kind: 'boolean' };
+  if (type === 'array') return { kind: 'array', element: coercionKindOf(def.element, depth + 1) };
+  return { kind: 'other' };
+}
+
+// strconv.ParseBool, which Vault's weak decoding uses (reference 0.1: `?list=1`).
+const TRUE_STRINGS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const FALSE_STRINGS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+export function parseBool(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0;
+  if (typeof value === 'string') {
+    if (TRUE_STRINGS.has(value)) return true;
+    if (FALSE_STRINGS.has(value)) return false;
+  }
+  return undefined;
+}
+
+/**
+ * Weak decoding in the manner of Go's mapstructure (WeaklyTypedInput): strings become
+ * numbers/booleans when they parse, scalars become strings, a single value is lifted into
+ * a list. Values that do not convert are passed through so zod reports the error.
+ */
+export function coerceValue(value: unknown, kind: CoercionKind): unknown {
+  switch (kind.kind) {
+    case 'number':
+      if (typeof value === 'string' && NUMBER_RE.test(value.trim())) return Number(value.trim());
+      if (typeof value === 'boolean') return value ? 1 : 0;
+      return value;
+    case 'boolean': {
+      if (typeof value === 'string' || typeof value === 'number') return parseBool(value) ?? value;
+      return value;
+    }
+    case 'string':
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      return value;
+    case 'array': {
+      const list = Array.isArray(value) ? value : [value];
+      return list.map((item) => coerceValue(item, kind.element));
+    }
+    case 'other':
+      return value;
+  }
+}

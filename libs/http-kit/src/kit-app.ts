@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import helmet, { type HelmetOptions } from 'helmet';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MethodNotAllowedError, NotFoundError, errorMiddleware, type ErrorFlavour } from '@selfstack/errors';
+import type { Logger } from '@selfstack/logger';
+import { jsonBody } from './body';
+import { DEFAULT_MAX_REQUEST_BYTES, KIT_SETTINGS_KEY, type KitSettings } from './kit-settings';
+
+export interface KitMetricsOptions {
+  /** Node process metrics (event loop lag, GC, heap). Off by default: tests build many apps. */
+  defaultMetrics?: boolean;
+  /** Histogram buckets in seconds. */
+  buckets?: number[];
+}
+
+export interface KitAppOptions {
+  service: string;
+  logger: Logger;
+  errorFlavour: ErrorFlavour;
+  /** Largest request body the kit reads (default 32 MiB, Vault's max_request_size). */
+  maxRequestBytes?: number;
+  /** Parse bodies without Content-Type (and any non-form, non-multipart type) as JSON. */
+  jsonWithoutContentType?: boolean;
+  helmet?: false | HelmetOptions;
+  /** GET /metrics with a per-app registry (default true). */
+  metrics?: boolean | KitMetricsOptions;
+  /** GET /readyz: 200 when every check is true, else 503. */
+  readiness?: () => Promise<Record<string, boolean>>;
+  /** Replaces the default 404/405 handler. */
+  notFound?: RequestHandler;
+  /** One JSON log line per request (default true). */
+  requestLog?: boolean;
+}
+
+export interface KitTools {
+  /** Body reader for hand-written routes (PathSpec routes read bodies themselves). */
+  jsonBody: RequestHandler;
+  settings: KitSettings;
+  /** The app's metrics registry, for service-specific metrics. */
+  metrics: Registry | undefined;
+}
+
+/** Incoming X-Request-Id values we are willing to echo (no header injection, bounded). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,127}$/;
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'LIST']);
+const UNMATCHED = '<unmatched>';
+
+interface RouteLayer {
+  route?: { methods?: Record<string, boolean> };
+  match?: (path: string) => boolean;
+}
+
+/** Methods of the app's own routes that match `path` (for 405 vs 404). Not on hot paths. */
+function methodsFor(app: Express, path: string): string[] {
+  const stack = (app.router as unknown as { stack?: RouteLayer[] }).stack ?? [];
+  const out = new Set<string>();
+  for (const layer of stack) {
+    if (!layer.route?.methods || typeof layer.match !== 'function') continue;
+    if (!layer.match(path)) continue;
+    for (const [m, on] of Object.entries(layer.route.methods)) if (on && m !== '_all') out.add(m.toUpperCase());
+  }
+  // Express answers HEAD from GET routes.
+  if (out.has('GET')) out.add('HEAD');
+  return [...out];
+}
+
+function hasFunction(value: unknown, depth = 0): boolean {
+  if (typeof value === 'function') return true;
+  if (depth > 6 || typeof value !== 'object' || value === null) return false;
+  return Object.values(value).some((v) => hasFunction(v, depth + 1));
+}
+
+/**
+ * helmet's headers depend only on its options unless a CSP directive is a function, so
+ * they are computed once and set in a loop (helmet per request costs several times more).
+ */
+function helmetMiddleware(helmetOptions: HelmetOptions | undefined): RequestHandler {
+  const real = helmet(helmetOptions);
+  if (hasFunction(helmetOptions)) return real;
+  const names: string[] = [];
+  const values: string[] = [];
+  let dynamic = false;
+  const recorder = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string') dynamic = true;
+      names.push(name);
+      values.push(String(value));
+    },
+    removeHeader(name: string) {
+      if (name.toLowerCase() !== 'x-powered-by') dynamic = true;
+    },
+  };
+  let called = false;
+  try {
+    (real as unknown as (req: unknown, res: unknown, next: () => void) => void)({ headers: {} }, recorder, () => {
+      called = true;
+    });
+  } catch {
+    dynamic = true;
+  }
+  if (dynamic || !called) return real;
+  const count = names.length;
+  return (_req, res, next) => {
+    for (let i = 0; i < count; i++) res.setHeader(names[i] as string, values[i] as string);
+    next();
+  };
+}
+
+function routeLabel(req: Request, res: Response): string {
+  const fromKit = (res.locals as Record<string, unknown>).routePattern;
+  if (typeof fromKit === 'string') return fromKit;
+  const route = req.route as { path?: unknown } | undefined;
+  if (route?.path !== undefined) return `${req.baseUrl}${String(route.path)}`;
+  return UNMATCHED;
+}
+
+/**
+ * The Express app every service uses: request id, helmet, request log and metrics,
+ * /healthz, /readyz, /metrics, then the service's routes, then 404/405 and the flavour's
+ * error handler.
+ */
+export function createKitApp(options: KitAppOptions, register: (app: Express, kit: KitTools) => void): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  // ETags hash every body; API clients here do not use them.
+  app.set('etag', false);
+
+  const settings: KitSettings = {
+    service: options.service,
+    flavour: options.errorFlavour,
+    logger: options.logger,
+    maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+    jsonWithoutContentType: options.jsonWithoutContentType ?? false,
+  };
+  app.locals[KIT_SETTINGS_KEY] = settings;
+  const logger = options.logger;
+  const requestLog = options.requestLog ?? true;
+
+  let registry: Registry | undefined;
+  let histogram: Histogram<'method' | 'route' | 'status'> | undefined;
+  if (options.metrics !== false) {
+    const metricsOptions = typeof options.metrics === 'object' ? options.metrics : {};
+    registry = new Registry();
+    histogram = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration in seconds, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: metricsOptions.buckets ?? [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    if (metricsOptions.defaultMetrics) collectDefaultMetrics({ register: registry });
+  }
+  // Label lookups hash their values; caching the child per label set keeps observe() cheap.
+  const children = new Map<string, { observe(v: number): void }>();
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const start = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    res.once('close', () => {
+      const durationMs = performance.now() - start;
+      const route = routeLabel(req, res);
+      const status = res.statusCode;
+      if (histogram) {
+        const method = KNOWN_METHODS.has(req.method) ? req.method : 'OTHER';
+        const key = `${method} ${status} ${route}`;
+        let child = children.get(key);
+        if (!child) {
+          child = histogram.labels(method, route, String(status));
+          children.set(key, child);
+        }
+        child.observe(durationMs / 1000);
+      }
+      if (requestLog) {
+        const length = res.getHeader('content-length');
+        logger.info('request', {
+          method: req.method,
+          route,
+          status,
+          duration_ms: Math.round(durationMs * 1000) / 1000,
+          request_id: requestId,
+          bytes: length === undefined ? null : Number(length),
+          ...(res.writableFinished ? {} : { aborted: true }),
+        });
+      }
+    });
+    next();
+  });
+
+  if (options.helmet !== false) app.use(helmetMiddleware(options.helmet));
+
+  app.get('/healthz', (_req, res) => {
+    res.status(200).json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    let checks: Record<string, boolean> = {};
+    let ok = true;
+    if (options.readiness) {
+      try {
+        checks = await options.readiness();
+        ok = Object.values(checks).every(Boolean);
+      } catch (err) {
+        logger.warn('readiness check failed', { request_id: res.locals.requestId, error: err instanceof Error ? err.message : String(err) });
+        ok = false;
+      }
+    }
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks });
+  });
+  if (registry) {
+    const reg = registry;
+    app.get('/metrics', async (_req, res) => {
+      const text = await reg.metrics();
+      res.status(200).setHeader('Content-Type', reg.contentType);
+      res.end(text);
+    });
+  }
+
+  register(app, { jsonBody: jsonBody(), settings, metrics: registry });
+
+  app.use(
+    options.notFound ??
+      ((req: Request, _res: Response, next: NextFunction) => {
+        if (!KNOWN_METHODS.has(req.method)) {
+          next(new MethodNotAllowedError([]));
+          return;
+        }
+        const allowed = methodsFor(app, req.path);
+        if (allowed.length > 0) {
+          next(new MethodNotAllowedError([`method ${req.method} not allowed`], { headers: { Allow: allowed.join(', ') } }));
+          return;
+        }
+        next(new NotFoundError(options.errorFlavour === 'vault' ? [] : ['not found']));
+      }),
+  );
+  app.use(errorMiddleware({ flavour: options.errorFlavour, logger }));
+  return app;
+}

@@ -1,0 +1,196 @@
+import http from 'node:http';
+import net from 'node:net';
+import { z } from 'zod';
+import { createKitApp, createListener, definePath, mountPaths, LIST_MARKER_HEADER, type Listener } from '../src';
+import { RawClient } from './raw-http';
+import { capturedLogger, sampleTable } from './sample-table';
+
+describe('createListener', () => {
+  let listener: Listener;
+  let aborted: Array<string> = [];
+  let released: (() => void) | undefined;
+
+  beforeAll(async () => {
+    const { logger } = capturedLogger();
+    const echo = definePath({
+      pattern: 'echo/*rest',
+      summary: 'echo',
+      fields: { rest: { in: 'path', schema: z.string(), description: 'rest' } },
+      takesArbitraryInput: true,
+      operations: {
+        read: (ctx) => ({ method: ctx.method, op: ctx.operation, marker: ctx.req.headers[LIST_MARKER_HEADER] ?? null }),
+        list: (ctx) => ({ method: ctx.method, op: ctx.operation, rest: ctx.params.rest }),
+        update: (ctx) => ({ method: ctx.method, op: ctx.operation, body: ctx.input }),
+      },
+    });
+    const wait = definePath({
+      pattern: 'wait',
+      summary: 'blocks until the client goes away',
+      operations: {
+        read: (ctx) =>
+          new Promise((resolve) => {
+            released = () => resolve({ released: true });
+            ctx.signal.addEventListener('abort', () => {
+              aborted.push(ctx.requestId);
+              resolve(undefined);
+            });
+          }),
+      },
+    });
+    const app = createKitApp({ service: 'secrets', logger, errorFlavour: 'vault', jsonWithoutContentType: true, maxRequestBytes: 1024, metrics: false }, (a) => {
+      mountPaths(a, [echo, wait], { prefix: '/v1' });
+      mountPaths(a, sampleTable(), { prefix: '/v1/secret' });
+    });
+    listener = await createListener(app, { port: 0, host: '127.0.0.1', maxRequestBytes: 64 * 1024 });
+  });
+
+  afterAll(async () => {
+    await listener.close({ drainTimeoutMs: 1000 });
+  });
+
+  it('answers LIST, then another request on the same keep-alive connection', async () => {
+    const c = new RawClient(listener.port);
+    c.write('LIST /v1/echo/a/b HTTP/1.1\r\nHost: x\r\n\r\n');
+    const [first] = await c.read(1);
+    expect(first?.status).toBe(200);
+    expect(first?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(first?.body ?? '')).toEqual({ method: 'LIST', op: 'list', rest: 'a/b' });
+    c.write('GET /v1/echo/c HTTP/1.1\r\nHost: x\r\n\r\n');
+    const [second] = await c.read(1);
+    expect(second?.status).toBe(200);
+    expect(JSON.parse(second?.body ?? '')).toEqual({ method: 'GET', op: 'read', marker: null });
+    expect(c.closed).toBe(false);
+    c.destroy();
+  });
+
+  it('handles pipelined LIST, chunked POST and LIST in one write', async () => {
+    const c = new RawClient(listener.port);
+    const body = '{"k":"LIST /v1/echo/x HTTP/1.1"}';
+    c.write(
+      'LIST /v1/echo/one HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'POST /v1/echo/two HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +
+        `${(10).toString(16)}\r\n${body.slice(0, 10)}\r\n${(body.length - 10).toString(16)}\r\n${body.slice(10)}\r\n0\r\n\r\n` +
+        'LIST /v1/echo/three/ HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /v1/echo/four HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    const responses = await c.read(4);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(responses.map((r) => JSON.parse(r.body) as unknown)).toEqual([
+      { method: 'LIST', op: 'list', rest: 'one' },
+      { method: 'POST', op: 'update', body: { k: 'LIST /v1/echo/x HTTP/1.1' } },
+      { method: 'LIST', op: 'list', rest: 'three/' },
+      { method: 'GET', op: 'read', marker: null },
+    ]);
+    await c.waitClosed();
+  });
+
+  it('does not let clients forge the LIST marker', async () => {
+    const c = new RawClient(listener.port);
+    c.write(`GET /v1/echo/f HTTP/1.1\r\nHost: x\r\n${LIST_MARKER_HEADER}: guess\r\n\r\n`);
+    const [res] = await c.read(1);
+    expect(JSON.parse(res?.body ?? '')).toEqual({ method: 'GET', op: 'read', marker: null });
+    c.write(`LIST /v1/echo/g HTTP/1.1\r\nHost: x\r\n${LIST_MARKER_HEADER}: guess\r\n\r\n`);
+    const [list] = await c.read(1);
+    expect(JSON.parse(list?.body ?? '')).toEqual({ method: 'LIST', op: 'list', rest: 'g' });
+    c.destroy();
+  });
+
+  it('answers malformed input with Node 400 and keeps serving', async () => {
+    const c = new RawClient(listener.port);
+    c.write('FOO /v1/echo/x HTTP/1.1\r\nHost: x\r\n\r\n');
+    const [bad] = await c.read(1);
+    expect(bad?.status).toBe(400);
+    await c.waitClosed();
+    const d = new RawClient(listener.port);
+    d.write('LIST /v1/echo/x HTTP/1.1\r\nContent-Length: abc\r\n\r\n');
+    const [bad2] = await d.read(1);
+    expect(bad2?.status).toBe(400);
+    await d.waitClosed();
+    const tls = new RawClient(listener.port);
+    tls.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]));
+    const [bad3] = await tls.read(1);
+    expect(bad3?.status).toBe(400);
+    await tls.waitClosed();
+    const e = new RawClient(listener.port);
+    e.write('GET /v1/echo/ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect((await e.read(1))[0]?.status).toBe(200);
+  });
+
+  it('real HTTP clients can send LIST', async () => {
+    const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: listener.port, method: 'LIST', path: '/v1/secret/metadata/app/' }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(body.status).toBe(200);
+    expect(JSON.parse(body.text)).toEqual({ op: 'list', path: 'app/', keys: ['a', 'b/'] });
+  });
+
+  it('413 in the flavour shape for declared and chunked bodies over the limit, then stays healthy', async () => {
+    const big = JSON.stringify({ data: { v: 'x'.repeat(2000) } });
+    const c = new RawClient(listener.port);
+    c.write(`POST /v1/secret/data/a HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+    const [declared] = await c.read(1);
+    expect(declared?.status).toBe(413);
+    expect(declared?.headers.connection).toBe('close');
+    expect(declared?.headers['content-type']).toBe('application/json');
+    expect(declared?.body).toBe('{"errors":["failed to parse JSON input: http: request body too large"]}\n');
+    await c.waitClosed();
+
+    const d = new RawClient(listener.port);
+    d.write('POST /v1/secret/data/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+    for (let i = 0; i < 4; i++) d.write(`200\r\n${'y'.repeat(512)}\r\n`);
+    const [chunked] = await d.read(1);
+    expect(chunked?.status).toBe(413);
+    expect(chunked?.body).toBe('{"errors":["failed to parse JSON input: http: request body too large"]}\n');
+    await d.waitClosed();
+
+    const e = new RawClient(listener.port);
+    e.write('PUT /v1/secret/data/a HTTP/1.1\r\nHost: x\r\nContent-Length: 16\r\n\r\n{"data":{"a":1}}');
+    const [ok] = await e.read(1);
+    expect(ok?.status).toBe(200);
+    expect(JSON.parse(ok?.body ?? '')).toEqual({ op: 'create', path: 'a', data: { a: 1 }, unknown: [] });
+    e.destroy();
+  });
+
+  it('drops a connection whose body passes the listener hard cap', async () => {
+    const c = new RawClient(listener.port);
+    c.write('PUT /v1/echo/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const chunk = `8000\r\n${'z'.repeat(0x8000)}\r\n`;
+    for (let i = 0; i < 3 && !c.closed; i++) c.write(chunk);
+    await c.waitClosed();
+  });
+
+  it('aborts ctx.signal when the client disconnects', async () => {
+    aborted = [];
+    const c = new RawClient(listener.port);
+    c.write('GET /v1/wait HTTP/1.1\r\nHost: x\r\nX-Request-Id: wait-1\r\n\r\n');
+    for (let i = 0; i < 50 && !released; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(released).toBeDefined();
+    c.destroy();
+    for (let i = 0; i < 50 && aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(aborted).toEqual(['wait-1']);
+  });
+
+  it('close() refuses new connections', async () => {
+    const { logger } = capturedLogger();
+    const app = createKitApp({ service: 's', logger, errorFlavour: 'registry', metrics: false }, () => {});
+    const l = await createListener(app, { port: 0 });
+    const idle = new RawClient(l.port);
+    idle.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect((await idle.read(1))[0]?.status).toBe(200);
+    await l.close({ drainTimeoutMs: 1000 });
+    await idle.waitClosed();
+    await expect(
+      new Promise((resolve, reject) => {
+        const s = net.connect(l.port, '127.0.0.1', () => resolve('connected'));
+        s.on('error', reject);
+      }),
+    ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});

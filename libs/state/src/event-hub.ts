@@ -1,0 +1,291 @@
+// Event log fan-out (docs/architecture.md, "Event tail"). One shared reader per store
+// follows bus wake-ups by re-reading event_log from Postgres after the last index it
+// read, and hands each frame to every live tail: a write costs one query however many
+// event streams are open. A tail first replays on its own (its start position is its own
+// business), then joins the shared reader; a consumer too slow to keep up is detached and
+// catches up from Postgres again, so memory per tail stays bounded.
+//
+// Never skip, never repeat: positions only move to an index whose events were all read
+// (frames are never split, see readFramesAfter) or to the counter value seen in the same
+// snapshot (every index up to it was visible, later ones commit later), and a tail drops
+// any frame at or below its position.
+import { type FramesPage, type StateSql, readFramesAfter } from './sql';
+import type { EventFrame, EventTail, EventTailOptions, RawSqlClient, StateLogger, StoredEvent } from './types';
+
+export interface EventHubOptions {
+  db: RawSqlClient;
+  sql: StateSql;
+  logger: StateLogger;
+  // Frames per Postgres read.
+  pageFrames: number;
+  // Recent frames kept so a tail finishing its replay can join without another query.
+  bufferFrames: number;
+  // Frames queued for one tail before it is detached to catch up from Postgres.
+  maxQueuedFrames: number;
+  // Delay before the shared reader retries after a failed read.
+  retryMs: number;
+}
+
+export class EventHub {
+  private readonly live = new Set<Tail>();
+  private readonly open = new Set<Tail>();
+  // The shared reader only runs while some tail is live; `epoch` invalidates a read that
+  // was in flight across an idle period.
+  private active = false;
+  private epoch = 0;
+  // Every event with index <= position has been read and offered to the live tails.
+  private position = 0;
+  // `buffer` holds every frame with index in (bufferFrom, position].
+  private bufferFrom = 0;
+  private buffer: EventFrame[] = [];
+  private reading = false;
+  private again = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: EventHubOptions) {}
+
+  get openTails(): number {
+    return this.open.size;
+  }
+
+  get liveTails(): number {
+    return this.live.size;
+  }
+
+  createTail(options: EventTailOptions): EventTail {
+    const tail = new Tail(this, options, this.options.maxQueuedFrames);
+    if (this.closed) tail.close();
+    else this.open.add(tail);
+    return tail;
+  }
+
+  // A write committed (its index), or the bus reconnected (undefined: messages may have
+  // been lost, re-read unconditionally).
+  notify(index?: number): void {
+    if (!this.active || this.closed) return;
+    if (index !== undefined && index <= this.position) return;
+    this.scheduleRead();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const tail of [...this.open]) tail.close();
+    this.deactivate();
+  }
+
+  readPage(after: number): Promise<FramesPage> {
+    return readFramesAfter(this.options.db, this.options.sql, after, this.options.pageFrames);
+  }
+
+  // Called by a tail whose replay reached `horizon` (its position is at least that).
+  join(tail: Tail, horizon: number): boolean {
+    if (this.closed) return false;
+    if (!this.active) {
+      this.active = true;
+      this.epoch++;
+      this.position = horizon;
+      this.bufferFrom = horizon;
+      this.buffer = [];
+      this.live.add(tail);
+      // Wake-ups were ignored while idle; one may have landed after the tail's read.
+      this.scheduleRead();
+      return true;
+    }
+    if (tail.position < this.bufferFrom) return false;
+    this.live.add(tail);
+    for (const frame of this.buffer) tail.offer(frame);
+    return true;
+  }
+
+  leave(tail: Tail): void {
+    this.live.delete(tail);
+    if (this.live.size === 0) this.deactivate();
+  }
+
+  forget(tail: Tail): void {
+    this.open.delete(tail);
+    this.leave(tail);
+  }
+
+  private deactivate(): void {
+    this.active = false;
+    this.epoch++;
+    this.buffer = [];
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+  }
+
+  private scheduleRead(): void {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    void this.readLoop();
+  }
+
+  private async readLoop(): Promise<void> {
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        const epoch = this.epoch;
+        const page = await this.readPage(this.position);
+        if (epoch !== this.epoch) {
+          // Went idle (and maybe active again from another position) meanwhile.
+          this.again = this.active;
+          continue;
+        }
+        for (const frame of page.frames) {
+          if (frame.index <= this.position) continue;
+          this.position = frame.index;
+          this.remember(frame);
+          for (const tail of [...this.live]) tail.offer(frame);
+        }
+        if (page.full) this.again = true;
+        else this.position = Math.max(this.position, page.horizon);
+      } while (this.again && this.active && !this.closed);
+    } catch (err) {
+      this.options.logger.warn('event log read failed; retrying', { err: err instanceof Error ? err.message : String(err) });
+      if (this.active && !this.closed) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.scheduleRead();
+        }, this.options.retryMs);
+        this.retryTimer.unref();
+      }
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private remember(frame: EventFrame): void {
+    this.buffer.push(frame);
+    while (this.buffer.length > this.options.bufferFrames) {
+      const dropped = this.buffer.shift();
+      if (dropped) this.bufferFrom = dropped.index;
+    }
+  }
+}
+
+type Mode = 'replay' | 'live' | 'closed';
+
+class Tail implements EventTail {
+  private mode: Mode = 'replay';
+  private readonly queue: EventFrame[] = [];
+  private wakeConsumer: (() => void) | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private current: number;
+  private readonly filter: ((event: StoredEvent) => boolean) | undefined;
+  private readonly signal: AbortSignal | undefined;
+  private readonly onAbort = (): void => this.close();
+
+  constructor(
+    private readonly hub: EventHub,
+    options: EventTailOptions,
+    private readonly maxQueuedFrames: number,
+  ) {
+    this.current = Math.max(0, Math.floor(options.fromIndex));
+    this.filter = options.filter;
+    this.signal = options.signal;
+    if (this.signal?.aborted) this.mode = 'closed';
+    else this.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get position(): number {
+    return this.current;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<EventFrame, undefined>> {
+    const result = this.chain.then(() => this.pull());
+    this.chain = result.catch(() => undefined);
+    return result;
+  }
+
+  async return(): Promise<IteratorResult<EventFrame, undefined>> {
+    this.close();
+    return { value: undefined, done: true };
+  }
+
+  close(): void {
+    if (this.mode === 'closed') return;
+    this.mode = 'closed';
+    this.queue.length = 0;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.hub.forget(this);
+    this.wake();
+  }
+
+  // From the shared reader, in index order.
+  offer(frame: EventFrame): void {
+    if (this.mode !== 'live' || frame.index <= this.current) return;
+    if (this.queue.length >= this.maxQueuedFrames) {
+      // Slow consumer: stop buffering; the position stays before this frame, so the tail
+      // re-reads it from Postgres once the consumer has drained its queue.
+      this.mode = 'replay';
+      this.hub.leave(this);
+      return;
+    }
+    this.current = frame.index;
+    this.enqueue(frame);
+    this.wake();
+  }
+
+  private enqueue(frame: EventFrame): void {
+    if (!this.filter) {
+      this.queue.push(frame);
+      return;
+    }
+    const events = frame.events.filter(this.filter);
+    if (events.length === 0) return;
+    this.queue.push(events.length === frame.events.length ? frame : { index: frame.index, events });
+  }
+
+  private wake(): void {
+    const wake = this.wakeConsumer;
+    this.wakeConsumer = undefined;
+    wake?.();
+  }
+
+  private async pull(): Promise<IteratorResult<EventFrame, undefined>> {
+    for (;;) {
+      const frame = this.queue.shift();
+      if (frame) return { value: frame, done: false };
+      if (this.mode === 'closed') return { value: undefined, done: true };
+      if (this.mode === 'replay') {
+        await this.replayPage();
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        this.wakeConsumer = resolve;
+      });
+    }
+  }
+
+  private async replayPage(): Promise<void> {
+    let page: FramesPage;
+    try {
+      page = await this.hub.readPage(this.current);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+    if (this.mode !== 'replay') return;
+    for (const frame of page.frames) {
+      if (frame.index <= this.current) continue;
+      this.current = frame.index;
+      this.enqueue(frame);
+    }
+    if (page.full) return;
+    this.current = Math.max(this.current, page.horizon);
+    // Set before joining: join() offers the buffered frames, which only a live tail takes.
+    this.mode = 'live';
+    if (!this.hub.join(this, page.horizon)) this.mode = 'replay';
+  }
+}

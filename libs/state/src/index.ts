@@ -1,0 +1,14 @@
+export { createStateStore, type CreateStateStoreOptions, type StatePrismaClient, type StateStore, type WriteContext } from './state-store';
+export { StateStoreClosedError, StateWriteTimeoutError } from './errors';
+export { groupIntoFrames } from './sql';
+export type {
+  BlockingQueryOptions,
+  BlockingResult,
+  EventFrame,
+  EventTail,
+  EventTailOptions,
+  RawSqlClient,
+  StateEventInput,
+  StateLogger,
+  StoredEvent,
+} from './types';

@@ -1,0 +1,303 @@
+// The scheduler's state store (docs/architecture.md, "State, indexes, blocking queries,
+// events"; spec: workload-scheduler "Blocking queries" and "Event stream"; reference
+// sections 0.2 and 6). Postgres is the source of truth; the bus only carries wake-ups.
+import type { Bus } from '@selfstack/bus';
+import type { Prisma } from '@selfstack/db';
+import { StateStoreClosedError, StateWriteTimeoutError, isTransactionTimeout } from './errors';
+import { EventHub } from './event-hub';
+import { buildStateSql, nextIndex, readCurrentIndex, readEventsAfter, recordWrite } from './sql';
+import type {
+  BlockingQueryOptions,
+  BlockingResult,
+  EventTail,
+  EventTailOptions,
+  RawSqlClient,
+  StateEventInput,
+  StateLogger,
+  StoredEvent,
+} from './types';
+import { type Waiter, WaiterRegistry } from './waiters';
+
+export interface WriteContext<Tx> {
+  tx: Tx;
+  // The index this write commits at; stamp it as CreateIndex/ModifyIndex.
+  index: number;
+  // Appends an event (reference 6); events of one write share the index, in emit order.
+  emit(event: StateEventInput): void;
+}
+
+export interface StateStore<Tx = Prisma.TransactionClient> {
+  // Resolves once the process-wide bus subscription is active.
+  ready(): Promise<void>;
+  withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>): Promise<{ index: number; result: R }>;
+  // Max index over `tables` (1 if none was written yet); with no tables, the global index.
+  // Pass a transaction client to read it in the same snapshot as other reads.
+  currentIndex(tables: readonly string[], db?: RawSqlClient): Promise<number>;
+  blockingQuery<T>(options: BlockingQueryOptions, run: () => Promise<BlockingResult<T>>): Promise<BlockingResult<T>>;
+  // Blocked readers currently registered (tests and metrics).
+  waiterCount(): number;
+  eventsAfter(index: number, options?: { limit?: number }): Promise<StoredEvent[]>;
+  createEventTail(options: EventTailOptions): EventTail;
+  // Open event tails (tests and metrics).
+  eventTailCount(): number;
+  // Unsubscribes from the bus and closes every tail; does not close the bus or Prisma.
+  close(): Promise<void>;
+}
+
+// The slice of PrismaClient the store uses; PrismaClient itself satisfies it.
+export interface StatePrismaClient<Tx> extends RawSqlClient {
+  $transaction<R>(fn: (tx: Tx) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
+}
+
+export interface CreateStateStoreOptions<Tx extends RawSqlClient> {
+  prisma: StatePrismaClient<Tx>;
+  bus: Bus;
+  logger: StateLogger;
+  // Postgres schema holding state_index, table_index and event_log.
+  schema?: string;
+  // Bus channel for wake-ups (the bus adds its own prefix).
+  channel?: string;
+  // Budget of one write transaction, including the wait for the counter lock
+  // (Prisma's default of 5 s is too tight when writers queue on that lock).
+  transactionTimeoutMs?: number;
+  // How long a write may wait for a pooled connection before it starts.
+  transactionMaxWaitMs?: number;
+  eventPageFrames?: number;
+  eventBufferFrames?: number;
+  eventMaxQueuedFrames?: number;
+}
+
+interface WakeMessage {
+  index: number;
+  tables: string[];
+}
+
+// Resolves 'settled' when `promise` resolves (rethrows if it rejects), 'timeout' at the
+// deadline, 'aborted' when the signal fires; always cleans up its timer and listener.
+async function raceDeadline(promise: Promise<void>, deadline: number, signal?: AbortSignal): Promise<'settled' | 'timeout' | 'aborted'> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      promise.then(() => 'settled' as const),
+      new Promise<'timeout' | 'aborted'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
+        onAbort = () => resolve('aborted');
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+// Releases collected during one turn of the event loop, run together by one setImmediate
+// (after the I/O and microtasks of that turn, i.e. after the woken readers answered).
+let pendingReleases: Array<() => void> = [];
+
+function runReleases(): void {
+  const batch = pendingReleases;
+  pendingReleases = [];
+  for (const release of batch) release();
+}
+
+function deferRelease(release: () => void): void {
+  if (pendingReleases.push(release) === 1) setImmediate(runReleases);
+}
+
+function parseWakeMessage(raw: string): WakeMessage | undefined {
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const { index, tables } = parsed as { index?: unknown; tables?: unknown };
+    if (typeof index !== 'number' || !Array.isArray(tables) || !tables.every((t) => typeof t === 'string')) return undefined;
+    return { index, tables: tables as string[] };
+  } catch {
+    return undefined;
+  }
+}
+
+export function createStateStore<Tx extends RawSqlClient>(options: CreateStateStoreOptions<Tx>): StateStore<Tx> {
+  const { prisma, bus, logger } = options;
+  const schema = options.schema ?? 'scheduler';
+  const channel = options.channel ?? `state:${schema}`;
+  const transactionTimeoutMs = options.transactionTimeoutMs ?? 15_000;
+  const transactionMaxWaitMs = options.transactionMaxWaitMs ?? transactionTimeoutMs;
+  const sql = buildStateSql(schema);
+  const waiters = new WaiterRegistry();
+  const hub = new EventHub({
+    db: prisma,
+    sql,
+    logger,
+    pageFrames: options.eventPageFrames ?? 256,
+    bufferFrames: options.eventBufferFrames ?? 1024,
+    maxQueuedFrames: options.eventMaxQueuedFrames ?? 1024,
+    retryMs: 1000,
+  });
+  let closed = false;
+
+  function onMessage(raw: string): void {
+    const message = parseWakeMessage(raw);
+    if (!message) {
+      // Unknown shape (another version?): waking everyone is always safe, only slower.
+      logger.warn('state wake-up message not understood; waking all readers', { channel });
+      waiters.wakeAll();
+      hub.notify();
+      return;
+    }
+    waiters.wake(message.tables);
+    hub.notify(message.index);
+  }
+
+  // One subscription per store (so per process), created up front: a blocking reader
+  // registers its waiter on an already-active subscription before it reads.
+  const subscribed = bus.subscribe(channel, onMessage);
+  subscribed.catch((err: unknown) =>
+    logger.error('state store could not subscribe to the bus', { channel, err: err instanceof Error ? err.message : String(err) }),
+  );
+  let isReady = false;
+  const readyPromise = subscribed.then(() => {
+    isReady = true;
+  });
+  // ready() callers still see the rejection; this only keeps it from being "unhandled".
+  readyPromise.catch(() => undefined);
+  // Messages may have been lost while the bus was down: every reader re-reads Postgres.
+  const offReconnect = bus.onReconnect(() => {
+    waiters.wakeAll();
+    hub.notify();
+  });
+
+  async function withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>): Promise<{ index: number; result: R }> {
+    if (closed) throw new StateStoreClosedError();
+    const uniqueTables = [...new Set(tables)];
+    let index = 0;
+    let result: R;
+    try {
+      result = await prisma.$transaction(
+        async (tx) => {
+          // First statement: the counter row lock orders this write against all others.
+          index = await nextIndex(tx, sql, transactionTimeoutMs);
+          const events: StateEventInput[] = [];
+          let open = true;
+          const emit = (event: StateEventInput): void => {
+            if (!open) throw new Error('emit() called after the withWrite callback returned');
+            events.push(event);
+          };
+          const value = await fn({ tx, index, emit });
+          open = false;
+          await recordWrite(tx, sql, index, uniqueTables, events);
+          return value;
+        },
+        { timeout: transactionTimeoutMs, maxWait: transactionMaxWaitMs },
+      );
+    } catch (err) {
+      if (isTransactionTimeout(err)) {
+        logger.error('state write timed out', { tables: uniqueTables, timeoutMs: transactionTimeoutMs });
+        throw new StateWriteTimeoutError(uniqueTables, transactionTimeoutMs, { cause: err });
+      }
+      throw err;
+    }
+    // After commit only: a reader woken earlier could miss the change. A failed publish
+    // is not the write's failure; readers catch up at their timeout or on reconnect.
+    try {
+      await bus.publish(channel, JSON.stringify({ index, tables: uniqueTables } satisfies WakeMessage));
+    } catch (err) {
+      logger.warn('state wake-up publish failed', { index, err: err instanceof Error ? err.message : String(err) });
+    }
+    return { index, result };
+  }
+
+  async function blockingQuery<T>(query: BlockingQueryOptions, run: () => Promise<BlockingResult<T>>): Promise<BlockingResult<T>> {
+    const { minIndex = 0, waitMs, tables, signal } = query;
+    signal?.throwIfAborted();
+    if (!(minIndex > 0)) return run();
+    if (closed) throw new StateStoreClosedError();
+    // Reference 0.2: wait += random(0, wait/16).
+    const deadline = Date.now() + waitMs + Math.random() * (waitMs / 16);
+    if (!isReady) {
+      // Without an active subscription no wake-up can arrive (Redis down at start-up):
+      // wait for it within the reader's own budget, then answer like a timeout.
+      const outcome = await raceDeadline(readyPromise, deadline, signal);
+      signal?.throwIfAborted();
+      if (outcome !== 'settled') return run();
+    }
+
+    let woken = false;
+    let resolveWait: ((outcome: 'woken' | 'timeout' | 'aborted') => void) | undefined;
+    const waiter: Waiter = {
+      tables,
+      notify: () => {
+        woken = true;
+        resolveWait?.('woken');
+      },
+    };
+    // Registered before the first read: a write committing after our read publishes after
+    // its commit, so it reaches this waiter — no window where a change goes unnoticed.
+    waiters.add(waiter);
+    try {
+      for (;;) {
+        woken = false;
+        const result = await run();
+        if (result.index > minIndex) return result;
+        signal?.throwIfAborted();
+        // A change landed while run() was reading: read again rather than sleep.
+        if (woken) continue;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0 || closed) return result;
+        const outcome = await new Promise<'woken' | 'timeout' | 'aborted'>((resolve) => {
+          // Every way out goes through finish(); the first one wins. Releasing the timer
+          // and the abort listener is deferred (see deferRelease): a write wakes every
+          // waiter of its tables in one synchronous loop, and their responses should not
+          // queue behind a thousand clearTimeout/removeEventListener calls. Until then a
+          // late timer or abort only calls finish() again, which does nothing.
+          let settled = false;
+          const finish = (value: 'woken' | 'timeout' | 'aborted'): void => {
+            if (settled) return;
+            settled = true;
+            resolveWait = undefined;
+            resolve(value);
+            deferRelease(() => {
+              clearTimeout(timer);
+              signal?.removeEventListener('abort', onAbort);
+            });
+          };
+          const onAbort = (): void => finish('aborted');
+          const timer = setTimeout(() => finish('timeout'), remaining);
+          signal?.addEventListener('abort', onAbort, { once: true });
+          resolveWait = finish;
+        });
+        if (outcome === 'aborted') signal?.throwIfAborted();
+        if (outcome === 'timeout') return result;
+      }
+    } finally {
+      resolveWait = undefined;
+      waiters.remove(waiter);
+    }
+  }
+
+  return {
+    ready: () => readyPromise,
+    withWrite,
+    currentIndex: (tables, db) => readCurrentIndex(db ?? prisma, sql, tables),
+    blockingQuery,
+    waiterCount: () => waiters.size,
+    eventsAfter: (index, eventOptions) => readEventsAfter(prisma, sql, index, eventOptions?.limit ?? 1000),
+    createEventTail: (tailOptions) => hub.createTail(tailOptions),
+    eventTailCount: () => hub.openTails,
+    async close() {
+      if (closed) return;
+      closed = true;
+      offReconnect();
+      hub.close();
+      // Release blocked readers now; each returns its latest result.
+      waiters.wakeAll();
+      // Not awaited: if the subscription is still pending (bus unreachable), close() must
+      // not hang on it; the listener is removed whenever it does resolve.
+      subscribed.then(
+        (unsubscribe) => unsubscribe(),
+        () => undefined,
+      );
+    },
+  };
+}

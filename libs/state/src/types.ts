@@ -1,0 +1,84 @@
+// Public types of @selfstack/state (docs/architecture.md, "State, indexes, blocking
+// queries, events").
+
+// An event as a write emits it (reference section 6: Topic, Type, Key, Namespace,
+// FilterKeys, Payload). `namespace` is "" for node and ACL events, as in Nomad.
+export interface StateEventInput {
+  topic: string;
+  type: string;
+  key: string;
+  namespace: string;
+  // Nomad renders FilterKeys as null for some topics (Node); null is stored as NULL.
+  filterKeys?: readonly string[] | null;
+  // Any JSON-serialisable value; stored as jsonb.
+  payload: unknown;
+}
+
+export interface StoredEvent {
+  index: number;
+  seq: number;
+  topic: string;
+  type: string;
+  key: string;
+  namespace: string;
+  filterKeys: string[] | null;
+  payload: unknown;
+  createdAt: Date;
+}
+
+// All events of one write, as Nomad sends them: one frame per raft index. Frames are
+// shared between tails; consumers must not mutate them.
+export interface EventFrame {
+  index: number;
+  events: StoredEvent[];
+}
+
+// Structural subset of the winston logger (@selfstack/logger); a test spy fits too.
+export interface StateLogger {
+  debug(message: string, meta?: Record<string, unknown>): unknown;
+  warn(message: string, meta?: Record<string, unknown>): unknown;
+  error(message: string, meta?: Record<string, unknown>): unknown;
+}
+
+// The raw-SQL surface the store needs from a Prisma client or transaction client.
+export interface RawSqlClient {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+export interface BlockingQueryOptions {
+  // 0 or absent: answer at once (reference 0.2; hashicorp/nomad#6403).
+  minIndex?: number;
+  // Maximum blocking time; the store adds up to waitMs/16 random jitter (reference 0.2).
+  // Capping it (Nomad: 300 s) is the HTTP layer's job.
+  waitMs: number;
+  // Logical tables whose writes can change the answer.
+  tables: readonly string[];
+  // Client went away: stop waiting, drop the waiter, reject with signal.reason.
+  signal?: AbortSignal;
+}
+
+export interface BlockingResult<T> {
+  index: number;
+  value: T;
+}
+
+export interface EventTailOptions {
+  // Deliver events with index > fromIndex (exclusive). Nomad's `index=N` query parameter
+  // is inclusive, so the HTTP layer passes N - 1.
+  fromIndex: number;
+  // Keep only the events it accepts; frames left empty are not delivered.
+  filter?: (event: StoredEvent) => boolean;
+  // Closes the tail when aborted (the HTTP client disconnected).
+  signal?: AbortSignal;
+}
+
+export interface EventTail extends AsyncIterableIterator<EventFrame, undefined> {
+  // Resolves with the next frame, or done once the tail is closed. Calls are serialised,
+  // so a caller racing next() against a heartbeat timer may keep the pending promise.
+  next(): Promise<IteratorResult<EventFrame, undefined>>;
+  // Releases the tail: pending and later next() calls resolve done.
+  close(): void;
+  // Every event with index <= position has been delivered or filtered out.
+  readonly position: number;
+}

@@ -1,0 +1,44 @@
+import { type Waiter, WaiterRegistry } from './waiters';
+
+function waiter(tables: string[]): Waiter & { calls: number } {
+  const w = {
+    tables,
+    calls: 0,
+    notify() {
+      w.calls++;
+    },
+  };
+  return w;
+}
+
+describe('WaiterRegistry', () => {
+  it('wakes only the waiters registered on the written tables', () => {
+    const registry = new WaiterRegistry();
+    const jobs = waiter(['jobs']);
+    const nodes = waiter(['nodes']);
+    const both = waiter(['jobs', 'nodes']);
+    [jobs, nodes, both].forEach((w) => registry.add(w));
+    expect(registry.wake(['jobs'])).toBe(2);
+    expect([jobs.calls, nodes.calls, both.calls]).toEqual([1, 0, 1]);
+    registry.wake(['allocs']);
+    expect([jobs.calls, nodes.calls, both.calls]).toEqual([1, 0, 1]);
+    registry.wakeAll();
+    expect([jobs.calls, nodes.calls, both.calls]).toEqual([2, 1, 2]);
+  });
+
+  it('forgets removed waiters and is safe when notify() removes the waiter', () => {
+    const registry = new WaiterRegistry();
+    const a: Waiter = { tables: ['t'], notify: () => registry.remove(a) };
+    const b = waiter(['t']);
+    registry.add(a);
+    registry.add(b);
+    expect(registry.size).toBe(2);
+    registry.wake(['t']);
+    expect(b.calls).toBe(1);
+    expect(registry.size).toBe(1);
+    registry.remove(b);
+    registry.remove(b);
+    expect(registry.size).toBe(0);
+    expect(registry.wake(['t'])).toBe(0);
+  });
+});

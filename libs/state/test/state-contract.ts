@@ -1,0 +1,607 @@
+// Behaviour of the state store against real Postgres, run once per bus implementation
+// (state-store.memory.itest.ts, state-store.redis.itest.ts). docs/architecture.md,
+// "State, indexes, blocking queries, events"; reference 0.2 and 6.
+import { setMaxListeners } from 'node:events';
+import type { Bus } from '@selfstack/bus';
+import { type PrismaClient, createPrismaClient } from '@selfstack/db';
+import {
+  type CreateStateStoreOptions,
+  type EventFrame,
+  type EventTail,
+  type StateStore,
+  StateWriteTimeoutError,
+  createStateStore,
+} from '../src';
+import { type TestDatabase, createTestDatabase } from '@selfstack/testing';
+
+export const silentLogger = { debug: () => undefined, warn: () => undefined, error: () => undefined };
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitFor(predicate: () => boolean, timeoutMs = 3000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+// Settles a promise into an inspectable box so tests can assert "still pending".
+export function track<T>(promise: Promise<T>): { settled: boolean; value?: T; error?: unknown; promise: Promise<T> } {
+  const box: { settled: boolean; value?: T; error?: unknown; promise: Promise<T> } = { settled: false, promise };
+  promise.then(
+    (value) => {
+      box.settled = true;
+      box.value = value;
+    },
+    (error: unknown) => {
+      box.settled = true;
+      box.error = error;
+    },
+  );
+  return box;
+}
+
+// Reads up to `count` frames from a tail, failing instead of hanging.
+export async function takeFrames(tail: EventTail, count: number, timeoutMs = 5000): Promise<EventFrame[]> {
+  const frames: EventFrame[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (frames.length < count) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new Error(`only ${frames.length}/${count} frames within ${timeoutMs} ms`);
+    let timer: NodeJS.Timeout | undefined;
+    const next = await Promise.race([
+      tail.next(),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), remaining);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (next === 'timeout') throw new Error(`only ${frames.length}/${count} frames within ${timeoutMs} ms`);
+    if (next.done) throw new Error(`tail ended after ${frames.length}/${count} frames`);
+    frames.push(next.value);
+  }
+  return frames;
+}
+
+export interface StateTestContext {
+  db: TestDatabase;
+  prisma: PrismaClient;
+  bus: Bus;
+  store: StateStore;
+  extraStores: StateStore[];
+  makeStore(overrides?: Partial<CreateStateStoreOptions<never>>): Promise<StateStore>;
+}
+
+export function setupStateTest(makeBus: () => Bus): StateTestContext {
+  const ctx = { extraStores: [] } as unknown as StateTestContext;
+  beforeAll(async () => {
+    // A clone of the migrated template: this file's own database.
+    ctx.db = await createTestDatabase();
+    ctx.prisma = createPrismaClient({ url: ctx.db.url, poolSize: 6 });
+  });
+  afterAll(async () => {
+    await ctx.prisma?.$disconnect();
+    await ctx.db?.drop();
+  });
+  beforeEach(async () => {
+    // Each test starts from a fresh cluster: counter back at 1, no table indexes, no events.
+    await ctx.prisma.$executeRawUnsafe('TRUNCATE "scheduler"."table_index", "scheduler"."event_log"');
+    await ctx.prisma.$executeRawUnsafe('UPDATE "scheduler"."state_index" SET "value" = 1 WHERE "id" = 1');
+    ctx.bus = makeBus();
+    ctx.extraStores = [];
+    ctx.makeStore = async (overrides = {}) => {
+      const store = createStateStore({ prisma: ctx.prisma, bus: ctx.bus, logger: silentLogger, ...overrides });
+      await store.ready();
+      ctx.extraStores.push(store);
+      return store;
+    };
+    ctx.store = createStateStore({ prisma: ctx.prisma, bus: ctx.bus, logger: silentLogger });
+    await ctx.store.ready();
+  });
+  afterEach(async () => {
+    await ctx.store.close();
+    for (const store of ctx.extraStores) await store.close();
+    await ctx.bus.close();
+  });
+  return ctx;
+}
+
+// A blocking read of `tables` whose answer is the table index itself.
+function indexReader(store: StateStore, tables: string[]) {
+  return async () => ({ index: await store.currentIndex(tables), value: null });
+}
+
+export function describeStateStoreContract(name: string, makeBus: () => Bus): void {
+  describe(`state store (${name} bus)`, () => {
+    // The 1,000-waiter and racing-writer cases take seconds on a loaded 2-core box.
+    jest.setTimeout(30_000);
+    const ctx = setupStateTest(makeBus);
+
+    describe('withWrite and indexes', () => {
+      it('starts a new cluster at index 1 and hands out consecutive indexes from 2', async () => {
+        const { store } = ctx;
+        expect(await store.currentIndex(['jobs'])).toBe(1);
+        expect(await store.currentIndex([])).toBe(1);
+        const first = await store.withWrite(['jobs'], async ({ index }) => `job@${index}`);
+        const second = await store.withWrite(['nodes', 'nodes'], async () => 'node');
+        expect(first).toEqual({ index: 2, result: 'job@2' });
+        expect(second.index).toBe(3);
+        expect(await store.currentIndex(['jobs'])).toBe(2);
+        expect(await store.currentIndex(['nodes'])).toBe(3);
+        expect(await store.currentIndex(['jobs', 'nodes', 'never-written'])).toBe(3);
+        expect(await store.currentIndex([])).toBe(3);
+      });
+
+      it('stores emitted events in emit order with their index, and hands Prisma model access to fn', async () => {
+        const { store } = ctx;
+        const { index, result } = await store.withWrite(['jobs', 'evals'], async ({ tx, emit }) => {
+          emit({ topic: 'Job', type: 'JobRegistered', key: 'web', namespace: 'default', payload: { Job: { ID: 'web' } } });
+          emit({ topic: 'Evaluation', type: 'JobRegistered', key: 'e1', namespace: 'default', filterKeys: ['web', ''], payload: { Evaluation: { ID: 'e1' } } });
+          emit({ topic: 'Node', type: 'NodeRegistration', key: 'n1', namespace: '', filterKeys: null, payload: null });
+          // The callback runs inside the transaction: its own writes are not visible yet.
+          return tx.eventLog.count();
+        });
+        expect(result).toBe(0);
+        const events = await store.eventsAfter(0);
+        expect(events.map((e) => [e.index, e.seq, e.topic, e.type, e.key, e.namespace, e.filterKeys, e.payload])).toEqual([
+          [index, 0, 'Job', 'JobRegistered', 'web', 'default', null, { Job: { ID: 'web' } }],
+          [index, 1, 'Evaluation', 'JobRegistered', 'e1', 'default', ['web', ''], { Evaluation: { ID: 'e1' } }],
+          [index, 2, 'Node', 'NodeRegistration', 'n1', '', null, null],
+        ]);
+        expect(events[0]?.createdAt).toBeInstanceOf(Date);
+      });
+
+      it('rolls back everything when fn throws and does not burn an index', async () => {
+        const { store } = ctx;
+        await expect(
+          store.withWrite(['jobs'], async ({ emit }) => {
+            emit({ topic: 'Job', type: 'JobRegistered', key: 'x', namespace: 'default', payload: {} });
+            throw new Error('validation failed');
+          }),
+        ).rejects.toThrow('validation failed');
+        expect(await store.currentIndex(['jobs'])).toBe(1);
+        expect(await store.eventsAfter(0)).toEqual([]);
+        expect((await store.withWrite(['jobs'], async () => undefined)).index).toBe(2);
+      });
+
+      it('rejects emit() after the callback has returned', async () => {
+        const { store } = ctx;
+        let late: (() => void) | undefined;
+        await store.withWrite(['jobs'], async ({ emit }) => {
+          late = () => emit({ topic: 'Job', type: 'JobRegistered', key: 'late', namespace: 'default', payload: {} });
+        });
+        expect(() => late?.()).toThrow(/after the withWrite callback returned/);
+      });
+
+      it('turns a transaction over its budget into StateWriteTimeoutError and frees the counter', async () => {
+        // A generous maxWait: on a loaded machine opening a pooled connection alone can take 300 ms.
+        const store = await ctx.makeStore({ transactionTimeoutMs: 300, transactionMaxWaitMs: 5000 });
+        // A statement stuck while holding the counter lock: the statement_timeout withWrite
+        // sets cancels it server-side, so the lock (which every writer queues on) is freed
+        // within the budget instead of when the statement finally ends.
+        const started = Date.now();
+        await expect(
+          store.withWrite(['jobs'], async ({ tx }) => {
+            await tx.$executeRawUnsafe('SELECT pg_sleep(10)');
+          }),
+        ).rejects.toBeInstanceOf(StateWriteTimeoutError);
+        expect((await ctx.store.withWrite(['jobs'], async () => undefined)).index).toBe(2);
+        expect(Date.now() - started).toBeLessThan(4000);
+        // The callback dawdling in JavaScript: Prisma expires the transaction.
+        await expect(
+          store.withWrite(['jobs'], async ({ tx }) => {
+            await sleep(600);
+            await tx.$queryRawUnsafe('SELECT 1');
+          }),
+        ).rejects.toBeInstanceOf(StateWriteTimeoutError);
+        const after = Date.now();
+        expect((await ctx.store.withWrite(['jobs'], async () => undefined)).index).toBe(3);
+        expect(Date.now() - after).toBeLessThan(1000);
+      });
+      it('keeps a committed write when the wake-up cannot be published, and logs it', async () => {
+        const bus = makeBus();
+        const warnings: string[] = [];
+        const logger = { ...silentLogger, warn: (message: string) => warnings.push(message), error: (message: string) => warnings.push(message) };
+        const store = createStateStore({ prisma: ctx.prisma, bus, logger });
+        await store.ready();
+        await bus.close();
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        expect(index).toBe(2);
+        expect(await store.currentIndex(['jobs'])).toBe(2);
+        expect(warnings).toContain('state wake-up publish failed');
+        await store.close();
+      });
+
+      it('rejects ready() and blocking reads when the bus subscription cannot be made', async () => {
+        const bus = makeBus();
+        await bus.close();
+        const store = createStateStore({ prisma: ctx.prisma, bus, logger: silentLogger });
+        await expect(store.ready()).rejects.toThrow(/closed/);
+        await expect(
+          store.blockingQuery({ minIndex: 1, waitMs: 1000, tables: ['jobs'] }, indexReader(store, ['jobs'])),
+        ).rejects.toThrow(/closed/);
+        expect(store.waiterCount()).toBe(0);
+        await store.close();
+      });
+    });
+
+    describe('blockingQuery', () => {
+      it('answers at once when minIndex is 0 or absent, without registering a waiter', async () => {
+        const { store } = ctx;
+        let runs = 0;
+        const run = async () => {
+          runs++;
+          return { index: 1, value: 'v' };
+        };
+        expect(await store.blockingQuery({ minIndex: 0, waitMs: 5000, tables: ['jobs'] }, run)).toEqual({ index: 1, value: 'v' });
+        expect(await store.blockingQuery({ waitMs: 5000, tables: ['jobs'] }, run)).toEqual({ index: 1, value: 'v' });
+        expect(runs).toBe(2);
+        expect(store.waiterCount()).toBe(0);
+      });
+
+      it('answers at once when the index is already past minIndex', async () => {
+        const { store } = ctx;
+        await store.withWrite(['jobs'], async () => undefined);
+        const started = Date.now();
+        const result = await store.blockingQuery({ minIndex: 1, waitMs: 5000, tables: ['jobs'] }, indexReader(store, ['jobs']));
+        expect(result.index).toBe(2);
+        expect(Date.now() - started).toBeLessThan(500);
+      });
+
+      it('blocks, and a write to its table releases it within milliseconds', async () => {
+        const { store } = ctx;
+        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, indexReader(store, ['jobs'])));
+        await sleep(150);
+        expect(read.settled).toBe(false);
+        expect(store.waiterCount()).toBe(1);
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        const committedAt = Date.now();
+        const result = await read.promise;
+        expect(Date.now() - committedAt).toBeLessThan(300);
+        expect(result.index).toBe(index);
+        expect(store.waiterCount()).toBe(0);
+      });
+
+      it('is not released by a write to another table', async () => {
+        const { store } = ctx;
+        let runs = 0;
+        const run = async () => {
+          runs++;
+          return { index: await store.currentIndex(['jobs']), value: null };
+        };
+        const started = Date.now();
+        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 400, tables: ['jobs'] }, run));
+        await sleep(50);
+        await store.withWrite(['nodes'], async () => undefined);
+        await sleep(100);
+        expect(read.settled).toBe(false);
+        const result = await read.promise;
+        expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+        expect(result.index).toBe(1);
+        // The other table's write did not even cause a re-read.
+        expect(runs).toBe(1);
+      });
+
+      it('on timeout returns the current index after wait plus at most wait/16 jitter', async () => {
+        const { store } = ctx;
+        await store.withWrite(['jobs'], async () => undefined);
+        const waitMs = 300;
+        const started = Date.now();
+        const result = await store.blockingQuery({ minIndex: 2, waitMs, tables: ['jobs'] }, indexReader(store, ['jobs']));
+        const elapsed = Date.now() - started;
+        expect(result.index).toBe(2);
+        expect(elapsed).toBeGreaterThanOrEqual(waitMs);
+        expect(elapsed).toBeLessThanOrEqual(waitMs * (1 + 1 / 16) + 200);
+        expect(store.waiterCount()).toBe(0);
+      });
+
+      it('removes the waiter when the client aborts, and rejects with the abort reason', async () => {
+        const { store } = ctx;
+        const controller = new AbortController();
+        const read = track(
+          store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'], signal: controller.signal }, indexReader(store, ['jobs'])),
+        );
+        await waitFor(() => store.waiterCount() === 1, 2000, 'waiter registered');
+        controller.abort(new Error('client went away'));
+        await expect(read.promise).rejects.toThrow('client went away');
+        expect(store.waiterCount()).toBe(0);
+        // Already-aborted signals never register at all.
+        await expect(
+          store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'], signal: controller.signal }, indexReader(store, ['jobs'])),
+        ).rejects.toThrow('client went away');
+        expect(store.waiterCount()).toBe(0);
+      });
+
+      it('re-reads when a change lands while run() is in flight', async () => {
+        const { store } = ctx;
+        let runs = 0;
+        const run = async () => {
+          runs++;
+          const index = await store.currentIndex(['jobs']);
+          // The first read is stale by the time it returns: a write committed meanwhile.
+          if (runs === 1) await store.withWrite(['jobs'], async () => undefined);
+          return { index, value: null };
+        };
+        const started = Date.now();
+        const result = await store.blockingQuery({ minIndex: 1, waitMs: 5000, tables: ['jobs'] }, run);
+        expect(result.index).toBe(2);
+        expect(runs).toBe(2);
+        expect(Date.now() - started).toBeLessThan(1000);
+      });
+
+      it('handles 1,000 concurrent waiters, waking only those of the written table', async () => {
+        const { store } = ctx;
+        const runsByTable = { jobs: 0, nodes: 0 };
+        const controller = new AbortController();
+        // One signal shared by 1,000 readers here (in production each request has its own).
+        setMaxListeners(2000, controller.signal);
+        const reader = (table: 'jobs' | 'nodes') => async () => {
+          runsByTable[table]++;
+          return { index: await store.currentIndex([table]), value: table };
+        };
+        const jobsReads = Array.from({ length: 500 }, () =>
+          store.blockingQuery({ minIndex: 1, waitMs: 30_000, tables: ['jobs'], signal: controller.signal }, reader('jobs')),
+        );
+        const nodesReads = Array.from({ length: 500 }, () =>
+          track(store.blockingQuery({ minIndex: 1, waitMs: 30_000, tables: ['nodes'], signal: controller.signal }, reader('nodes'))),
+        );
+        await waitFor(() => store.waiterCount() === 1000 && runsByTable.jobs === 500 && runsByTable.nodes === 500, 10_000, '1000 waiters');
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        const results = await Promise.all(jobsReads);
+        expect(results.every((r) => r.index === index)).toBe(true);
+        expect(store.waiterCount()).toBe(500);
+        expect(runsByTable.nodes).toBe(500);
+        expect(nodesReads.some((r) => r.settled)).toBe(false);
+        controller.abort();
+        await Promise.allSettled(nodesReads.map((r) => r.promise));
+        expect(store.waiterCount()).toBe(0);
+      });
+
+      it('never lets a reader skip a committed change while writers from two clients race', async () => {
+        const { store, db } = ctx;
+        // Two clients = two independent connection pools, so writes truly interleave.
+        const otherPrisma = createPrismaClient({ url: db.url, poolSize: 4 });
+        const otherStore = await ctx.makeStore({ prisma: otherPrisma as never });
+        try {
+          const writesPerClient = 25;
+          const seen: number[] = [];
+          const observedIndexes: number[] = [];
+          let stop = false;
+          // A change-log reader: every answer carries the events since its last index,
+          // read in one statement together with the table index (same snapshot).
+          const reader = (async () => {
+            let lastSeen = 1;
+            while (!stop || lastSeen < 1 + 2 * writesPerClient) {
+              const result = await store.blockingQuery({ minIndex: lastSeen, waitMs: 1000, tables: ['race'] }, async () => {
+                const rows = await ctx.prisma.$queryRawUnsafe<{ index: bigint; current: bigint }[]>(
+                  `SELECT e."index", (SELECT COALESCE(MAX("index"), 1) FROM "scheduler"."table_index" WHERE "table" = 'race') AS current
+                   FROM (SELECT 1) AS one LEFT JOIN "scheduler"."event_log" e ON e."index" > $1 ORDER BY e."index"`,
+                  lastSeen,
+                );
+                const current = Number(rows[0]?.current ?? 1);
+                return { index: current, value: rows.filter((r) => r.index !== null).map((r) => Number(r.index)) };
+              });
+              if (result.index <= lastSeen) continue;
+              observedIndexes.push(result.index);
+              seen.push(...result.value);
+              lastSeen = result.index;
+            }
+          })();
+          const writer = (s: StateStore, label: string) =>
+            Promise.all(
+              Array.from({ length: writesPerClient }, (_, i) =>
+                s.withWrite(['race'], async ({ emit, tx }) => {
+                  // Dawdle inside the transaction so commits would reorder without the lock.
+                  await tx.$executeRawUnsafe(`SELECT pg_sleep(${(Math.random() * 0.01).toFixed(4)})`);
+                  emit({ topic: 'Job', type: 'JobRegistered', key: `${label}-${i}`, namespace: 'default', payload: {} });
+                }),
+              ),
+            );
+          const [a, b] = await Promise.all([writer(store, 'a'), writer(otherStore, 'b')]);
+          stop = true;
+          await reader;
+          const written = [...a!, ...b!].map((w) => w.index).sort((x, y) => x - y);
+          const expected = Array.from({ length: 2 * writesPerClient }, (_, i) => i + 2);
+          expect(written).toEqual(expected);
+          // Every committed index observed, once, in order: no gap, no repeat.
+          expect(seen).toEqual(expected);
+          for (let i = 1; i < observedIndexes.length; i++) expect(observedIndexes[i]!).toBeGreaterThan(observedIndexes[i - 1]!);
+        } finally {
+          await otherPrisma.$disconnect();
+        }
+      });
+
+      it('releases blocked readers when the store closes', async () => {
+        const store = await ctx.makeStore();
+        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, indexReader(store, ['jobs'])));
+        await waitFor(() => store.waiterCount() === 1);
+        await store.close();
+        expect((await read.promise).index).toBe(1);
+        expect(store.waiterCount()).toBe(0);
+      });
+    });
+
+    describe('event log and tails', () => {
+      const job = (key: string) => ({ topic: 'Job', type: 'JobRegistered', key, namespace: 'default', payload: { ID: key } });
+
+      it('eventsAfter returns the events after an index, ordered, limited', async () => {
+        const { store } = ctx;
+        const w1 = await store.withWrite(['jobs'], async ({ emit }) => {
+          emit(job('a'));
+          emit(job('b'));
+        });
+        const w2 = await store.withWrite(['jobs'], async ({ emit }) => emit(job('c')));
+        expect((await store.eventsAfter(0)).map((e) => `${e.index}:${e.key}`)).toEqual([`${w1.index}:a`, `${w1.index}:b`, `${w2.index}:c`]);
+        expect((await store.eventsAfter(w1.index)).map((e) => e.key)).toEqual(['c']);
+        expect((await store.eventsAfter(0, { limit: 2 })).map((e) => e.key)).toEqual(['a', 'b']);
+      });
+
+      it('replays the backlog grouped by index, then follows live writes', async () => {
+        const { store } = ctx;
+        const w1 = await store.withWrite(['jobs'], async ({ emit }) => {
+          emit(job('a'));
+          emit(job('b'));
+        });
+        await store.withWrite(['nodes'], async () => undefined); // an index without events
+        const w3 = await store.withWrite(['jobs'], async ({ emit }) => emit(job('c')));
+        const tail = store.createEventTail({ fromIndex: 0 });
+        const replay = await takeFrames(tail, 2);
+        expect(replay.map((f) => [f.index, f.events.map((e) => e.key)])).toEqual([
+          [w1.index, ['a', 'b']],
+          [w3.index, ['c']],
+        ]);
+        const pending = track(tail.next());
+        await sleep(50);
+        expect(pending.settled).toBe(false);
+        const w4 = await store.withWrite(['jobs'], async ({ emit }) => {
+          emit(job('d'));
+          emit(job('e'));
+        });
+        const live = await pending.promise;
+        expect(live.done).toBe(false);
+        expect(live.value && [live.value.index, live.value.events.map((e) => e.key)]).toEqual([w4.index, ['d', 'e']]);
+        tail.close();
+        expect(await tail.next()).toEqual({ value: undefined, done: true });
+        expect(store.eventTailCount()).toBe(0);
+      });
+
+      it('resuming from an index yields exactly the events after it', async () => {
+        const { store } = ctx;
+        const indexes: number[] = [];
+        for (let i = 0; i < 6; i++) indexes.push((await store.withWrite(['jobs'], async ({ emit }) => emit(job(`k${i}`)))).index);
+        const from = indexes[2]!;
+        const tail = store.createEventTail({ fromIndex: from });
+        const frames = await takeFrames(tail, 3);
+        expect(frames.map((f) => f.index)).toEqual(indexes.slice(3));
+        const more = await store.withWrite(['jobs'], async ({ emit }) => emit(job('k6')));
+        expect((await takeFrames(tail, 1))[0]?.index).toBe(more.index);
+        expect(tail.position).toBe(more.index);
+        tail.close();
+      });
+
+      it('a tail starting past the current index waits for events after its start', async () => {
+        const { store } = ctx;
+        await store.withWrite(['jobs'], async ({ emit }) => emit(job('old'))); // index 2
+        const early = store.createEventTail({ fromIndex: 0 });
+        const future = store.createEventTail({ fromIndex: 3 });
+        expect((await takeFrames(early, 1))[0]?.index).toBe(2);
+        const futureNext = track(future.next());
+        await store.withWrite(['jobs'], async ({ emit }) => emit(job('three'))); // 3: not for `future`
+        await store.withWrite(['jobs'], async ({ emit }) => emit(job('four'))); // 4
+        expect((await takeFrames(early, 2)).map((f) => f.index)).toEqual([3, 4]);
+        const got = await futureNext.promise;
+        expect(got.value?.index).toBe(4);
+        early.close();
+        future.close();
+      });
+
+      it('applies the filter and drops frames left empty', async () => {
+        const { store } = ctx;
+        const tail = store.createEventTail({ fromIndex: 0, filter: (e) => e.topic === 'Node' });
+        await store.withWrite(['jobs'], async ({ emit }) => emit(job('j1')));
+        const w2 = await store.withWrite(['nodes'], async ({ emit }) => {
+          emit(job('j2'));
+          emit({ topic: 'Node', type: 'NodeRegistration', key: 'n1', namespace: '', payload: {} });
+        });
+        const [frame] = await takeFrames(tail, 1);
+        expect(frame?.index).toBe(w2.index);
+        expect(frame?.events.map((e) => e.key)).toEqual(['n1']);
+        tail.close();
+      });
+
+      it('pages through long backlogs without splitting frames', async () => {
+        const store = await ctx.makeStore({ eventPageFrames: 3, eventBufferFrames: 2 });
+        const expected: string[] = [];
+        for (let i = 0; i < 10; i++) {
+          const { index } = await store.withWrite(['jobs'], async ({ emit }) => {
+            for (let j = 0; j < 3; j++) emit(job(`${i}.${j}`));
+          });
+          expected.push(`${index}:${i}.0,${i}.1,${i}.2`);
+        }
+        const tail = store.createEventTail({ fromIndex: 0 });
+        const frames = await takeFrames(tail, 10);
+        expect(frames.map((f) => `${f.index}:${f.events.map((e) => e.key).join(',')}`)).toEqual(expected);
+        // Live phase through the shared reader, also paged.
+        const burst = await Promise.all(Array.from({ length: 7 }, (_, i) => store.withWrite(['jobs'], async ({ emit }) => emit(job(`live${i}`)))));
+        const live = await takeFrames(tail, 7);
+        expect(live.map((f) => f.index)).toEqual(burst.map((b) => b.index).sort((x, y) => x - y));
+        tail.close();
+      });
+
+      it('detaches a slow consumer and lets it catch up from Postgres without loss or repeats', async () => {
+        const store = await ctx.makeStore({ eventMaxQueuedFrames: 3, eventBufferFrames: 2 });
+        const tail = store.createEventTail({ fromIndex: 0 });
+        const fast = store.createEventTail({ fromIndex: 0 });
+        // Get both tails live first (a pending next() drives the replay).
+        const first = track(tail.next());
+        const fastFirst = track(fast.next());
+        await sleep(100);
+        const indexes: number[] = [];
+        for (let i = 0; i < 20; i++) indexes.push((await store.withWrite(['jobs'], async ({ emit }) => emit(job(`s${i}`)))).index);
+        const fastFrames = [(await fastFirst.promise).value!, ...(await takeFrames(fast, 19))];
+        expect(fastFrames.map((f) => f.index)).toEqual(indexes);
+        // The slow tail took one frame, queued three, then was detached.
+        const slowFrames = [(await first.promise).value!, ...(await takeFrames(tail, 19))];
+        expect(slowFrames.map((f) => f.index)).toEqual(indexes);
+        tail.close();
+        fast.close();
+      });
+
+      it('shares one reader between many live tails', async () => {
+        let frameReads = 0;
+        const counting = {
+          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => {
+            if (query.includes('"idx"')) frameReads++;
+            return ctx.prisma.$queryRawUnsafe<T>(query, ...values);
+          },
+          $executeRawUnsafe: (query: string, ...values: unknown[]) => ctx.prisma.$executeRawUnsafe(query, ...values),
+          $transaction: ctx.prisma.$transaction.bind(ctx.prisma),
+        };
+        const store = await ctx.makeStore({ prisma: counting as never });
+        const tails = Array.from({ length: 50 }, () => store.createEventTail({ fromIndex: 0 }));
+        const firstFrames = tails.map((t) => track(t.next()));
+        await sleep(200); // every tail has replayed (nothing) and joined the shared reader
+        const readsBefore = frameReads;
+        const writes = 5;
+        for (let i = 0; i < writes; i++) {
+          await store.withWrite(['jobs'], async ({ emit }) => emit(job(`m${i}`)));
+          await sleep(20);
+        }
+        const all: EventFrame[][] = await Promise.all(
+          tails.map(async (t, i): Promise<EventFrame[]> => [(await firstFrames[i]!.promise).value!, ...(await takeFrames(t, writes - 1))]),
+        );
+        for (const frames of all) expect(frames.map((f) => f.events[0]?.key)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+        // About one read per write, not one per tail per write (50 x 5 = 250).
+        expect(frameReads - readsBefore).toBeLessThanOrEqual(2 * writes);
+        for (const t of tails) t.close();
+        expect(store.eventTailCount()).toBe(0);
+      });
+
+      it('closes on abort and when the store closes; for-await ends cleanly', async () => {
+        const store = await ctx.makeStore();
+        const controller = new AbortController();
+        const aborted = store.createEventTail({ fromIndex: 0, signal: controller.signal });
+        const pending = track(aborted.next());
+        await sleep(50);
+        controller.abort();
+        expect(await pending.promise).toEqual({ value: undefined, done: true });
+
+        const iterated = store.createEventTail({ fromIndex: 0 });
+        await store.withWrite(['jobs'], async ({ emit }) => emit(job('x')));
+        const keys: string[] = [];
+        for await (const frame of iterated) {
+          keys.push(...frame.events.map((e) => e.key));
+          break;
+        }
+        expect(keys).toEqual(['x']);
+        const open = store.createEventTail({ fromIndex: 1000 });
+        const openNext = track(open.next());
+        expect(store.eventTailCount()).toBe(1);
+        await store.close();
+        expect(await openNext.promise).toEqual({ value: undefined, done: true });
+        expect(store.eventTailCount()).toBe(0);
+      });
+    });
+  });
+}

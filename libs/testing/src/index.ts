@@ -1,0 +1,18 @@
+// @selfstack/testing: what every integration test uses (docs/architecture.md, "Tests").
+export { createTestDatabase, uniqueTestDatabaseName, TEMPLATE_ENV_VAR, type TestDatabase, type CreateTestDatabaseOptions } from './database';
+export { testRedisPrefix, deleteRedisKeys } from './redis';
+export { startTestListener, type TestListener, type StartTestListenerOptions } from './listener';
+export { buildFixture, type Overrides } from './fixture';
+export {
+  checkServices,
+  checkPostgres,
+  checkRedis,
+  formatServicesMessage,
+  ServicesUnavailableError,
+  START_POSTGRES_COMMAND,
+  START_REDIS_COMMAND,
+  type ServiceStatus,
+  type CheckServicesOptions,
+} from './services';
+export { testAdminDatabaseUrl, testRedisUrl, withDatabase, redactUrl, DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_REDIS_URL } from './env';
+export { ensureTemplateDatabase, hashMigrationsDir, templateNameForHash, dropStaleDatabases, TEMPLATE_PREFIX, TEST_DATABASE_PREFIX } from './template';
