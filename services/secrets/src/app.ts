@@ -1,0 +1,58 @@
+// buildApp(deps): the Express app of one listener (the supertest target; never listens).
+// Per-listener settings (custom response headers, max_request_size, require_request_header)
+// live here; the services (and their caches) are shared by every listener of the process.
+import type { Express } from 'express';
+import { createKitApp } from '@selfstack/http-kit';
+import type { Logger } from '@selfstack/logger';
+import type { ListenerConfig } from './config';
+import { createV1Handler } from './http/v1-handler';
+import { customHeadersMiddleware } from './http/response-headers';
+import type { SecretsServices } from './services';
+
+export interface SecretsAppDeps {
+  services: SecretsServices;
+  logger: Logger;
+  listener: ListenerConfig;
+  /** GET /readyz checks (Postgres, Redis). */
+  readiness?: () => Promise<Record<string, boolean>>;
+  requestLog?: boolean;
+}
+
+const UI_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Secrets service</title></head>
+<body><h1>Secrets service</h1>
+<p>This server speaks the Vault HTTP API under <code>/v1/</code>. No browser UI is bundled; use the API or a Vault client.</p>
+<p><a href="/v1/sys/seal-status">Seal status</a> · <a href="/v1/sys/health">Health</a></p>
+</body></html>
+`;
+
+export function buildApp(deps: SecretsAppDeps): Express {
+  return createKitApp(
+    {
+      service: 'secrets',
+      logger: deps.logger,
+      errorFlavour: 'vault',
+      maxRequestBytes: deps.listener.maxRequestBytes,
+      jsonWithoutContentType: true,
+      readiness: deps.readiness,
+      requestLog: deps.requestLog,
+      // Vault's own headers (HSTS via custom_response_headers); helmet's CSP would break
+      // nothing on a JSON API but its HSTS would fight the configured value.
+      helmet: { strictTransportSecurity: false },
+    },
+    (app) => {
+      app.use(customHeadersMiddleware(deps.listener.customHeaders));
+      // Spec "Response header customization" rule 5: GET / redirects to the UI path.
+      app.get('/', (_req, res) => {
+        res.setHeader('Cache-Control', 'no-store');
+        res.redirect(307, '/ui/');
+      });
+      app.get(['/ui', '/ui/{*rest}'], (_req, res) => {
+        res.status(200).setHeader('Content-Type', 'text/html; charset=utf-8');
+        res.setHeader('Cache-Control', 'no-store');
+        res.end(UI_PAGE);
+      });
+      app.use('/v1', createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader }));
+    },
+  );
+}

@@ -1,0 +1,127 @@
+// Server configuration (shared ARCHITECTURE "Configuration"): environment variables parsed
+// with zod, plus an optional HCL file (SECRETS_CONFIG) with Vault-style `listener "tcp"`
+// blocks. Parsed once at start-up; problems are reported together.
+import { ConfigError, loadEnv, parseHcl, sharedEnv, booleanEnv, validateHcl, type EnvSource } from '@selfstack/config';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { compileCustomHeaders, CustomHeadersError, type CustomHeaders } from './http/response-headers';
+
+export const envSchema = z.object({
+  ...sharedEnv({ port: 8200 }),
+  SECRETS_DEV_MODE: booleanEnv(false),
+  SECRETS_DEV_ROOT_TOKEN: z.string().optional(),
+  /** Dev mode keeps its unseal key and root token here (mode 0600). */
+  SECRETS_DEV_STATE_FILE: z.string().min(1).default('.data/secrets-dev.json'),
+  SECRETS_CONFIG: z.string().optional(),
+  /** Postgres pool size of this process. */
+  SECRETS_DB_POOL: z.coerce.number().int().positive().default(16),
+});
+
+export type SecretsEnv = z.output<typeof envSchema>;
+
+export interface ListenerConfig {
+  host: string;
+  port: number;
+  /** Bytes; Vault's default 32 MiB; negative disables the limit. */
+  maxRequestBytes: number;
+  customHeaders: CustomHeaders;
+  requireRequestHeader: boolean;
+}
+
+export interface SecretsConfig {
+  env: SecretsEnv;
+  listeners: ListenerConfig[];
+  warnings: string[];
+}
+
+const listenerSchema = z
+  .object({
+    address: z.string().optional(),
+    max_request_size: z.number().int().optional(),
+    custom_response_headers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+    require_request_header: z.boolean().optional(),
+    tls_disable: z.union([z.boolean(), z.string()]).optional(),
+    purpose: z.unknown().optional(),
+  })
+  .strict();
+
+const fileSchema = z
+  .object({
+    listener: z.object({ tcp: z.array(listenerSchema) }).strict().optional(),
+    ui: z.boolean().optional(),
+    disable_mlock: z.boolean().optional(),
+    api_addr: z.string().optional(),
+  })
+  .strict();
+
+/**
+ * Vault's HCL1 config writes `custom_response_headers { "default" = {...} }`: a block
+ * whose argument names are quoted, which HCL2 rejects. Rewriting the block opener to an
+ * attribute (`custom_response_headers = {`) keeps the same meaning as an object expression.
+ */
+export function hcl1Compat(text: string): string {
+  return text.replace(/custom_response_headers\s*\{/g, 'custom_response_headers = {');
+}
+
+function splitAddress(address: string, fallbackHost: string, fallbackPort: number): { host: string; port: number } {
+  const m = /^(.*):(\d+)$/.exec(address);
+  if (!m) return { host: address || fallbackHost, port: fallbackPort };
+  return { host: (m[1] ?? '').replace(/^\[|\]$/g, '') || fallbackHost, port: Number(m[2]) };
+}
+
+export async function parseServerConfigText(text: string, filename: string, env: SecretsEnv): Promise<SecretsConfig> {
+  const doc = await parseHcl(hcl1Compat(text), filename);
+  const parsed = validateHcl(fileSchema, doc, filename);
+  const warnings: string[] = [];
+  const blocks = parsed.listener?.tcp ?? [];
+  const listeners: ListenerConfig[] = [];
+  const problems: { where: string; message: string }[] = [];
+  blocks.forEach((block, i) => {
+    const { host, port } = splitAddress(block.address ?? '', env.HOST, env.PORT);
+    let customHeaders: CustomHeaders;
+    try {
+      customHeaders = compileCustomHeaders(block.custom_response_headers);
+      warnings.push(...customHeaders.warnings);
+    } catch (err) {
+      if (!(err instanceof CustomHeadersError)) throw err;
+      problems.push({ where: `${filename}: listener.tcp.${i}.custom_response_headers`, message: err.message });
+      return;
+    }
+    const size = block.max_request_size ?? 0;
+    listeners.push({
+      host,
+      port,
+      maxRequestBytes: size === 0 ? env.MAX_REQUEST_BYTES : size < 0 ? -1 : size,
+      customHeaders,
+      requireRequestHeader: block.require_request_header ?? false,
+    });
+  });
+  if (problems.length > 0) throw new ConfigError(`invalid configuration in ${filename}:`, problems);
+  if (listeners.length === 0) listeners.push(defaultListener(env));
+  return { env, listeners, warnings };
+}
+
+export function defaultListener(env: SecretsEnv): ListenerConfig {
+  return {
+    host: env.HOST,
+    port: env.PORT,
+    maxRequestBytes: env.MAX_REQUEST_BYTES,
+    customHeaders: compileCustomHeaders(undefined),
+    requireRequestHeader: false,
+  };
+}
+
+export async function loadSecretsConfig(source: EnvSource): Promise<SecretsConfig> {
+  const env = loadEnv(envSchema, source);
+  if (!env.SECRETS_CONFIG) return { env, listeners: [defaultListener(env)], warnings: [] };
+  let text: string;
+  try {
+    text = await readFile(env.SECRETS_CONFIG, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(`cannot read HCL file ${env.SECRETS_CONFIG}:`, [
+      { where: env.SECRETS_CONFIG, message: code === 'ENOENT' ? 'file not found' : (err as Error).message },
+    ]);
+  }
+  return parseServerConfigText(text, env.SECRETS_CONFIG, env);
+}

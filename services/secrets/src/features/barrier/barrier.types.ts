@@ -1,0 +1,77 @@
+// Storage contracts of the barrier (issue 3, item 2). The physical layer (EntryStore)
+// only ever sees ciphertext; the Barrier encrypts on the way in and decrypts on the way out.
+
+/** One stored row: the path is plaintext (as in Vault), the value is barrier ciphertext. */
+export interface RawEntry {
+  readonly path: string;
+  readonly value: Buffer;
+}
+
+export interface RawEntryTx {
+  get(path: string, options?: { forUpdate?: boolean }): Promise<Buffer | null>;
+  /** Insert or replace. */
+  put(path: string, value: Buffer): Promise<void>;
+  /** Insert only; throws `EntryConflictError` when the path exists (the transaction is retried). */
+  insert(path: string, value: Buffer): Promise<void>;
+  delete(path: string): Promise<void>;
+  /** Deletes `deletes` and inserts or replaces `puts` in one statement (one round trip);
+   * a path must not be in both lists. */
+  replace(deletes: readonly string[], puts: readonly RawEntry[]): Promise<void>;
+  deletePrefix(prefix: string): Promise<number>;
+  listPaths(prefix: string): Promise<string[]>;
+}
+
+export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
+  get(path: string): Promise<Buffer | null>;
+  getMany(paths: readonly string[]): Promise<RawEntry[]>;
+  /** `path` plus the greatest path under `prefix` (one round trip; KV v2 latest-version reads). */
+  getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: RawEntry | null }>;
+  transaction<T>(fn: (tx: RawEntryTx) => Promise<T>): Promise<T>;
+}
+
+/** The barrier row: seal configuration (not secret) and the keyring encrypted by the root key. */
+export interface BarrierRecord {
+  readonly secretShares: number;
+  readonly secretThreshold: number;
+  readonly keyring: Buffer;
+}
+
+export interface BarrierStore {
+  load(): Promise<BarrierRecord | null>;
+  /**
+   * Creates the barrier row and runs `setup` in the same transaction; throws
+   * `AlreadyInitializedError` when another process initialised first.
+   */
+  create(record: BarrierRecord, setup: (tx: RawEntryTx) => Promise<void>): Promise<void>;
+}
+
+export class EntryConflictError extends Error {
+  override readonly name = 'EntryConflictError';
+}
+
+export class AlreadyInitializedError extends Error {
+  override readonly name = 'AlreadyInitializedError';
+  constructor() {
+    super('Vault is already initialized');
+  }
+}
+
+/** Decrypted view used by every feature. */
+export interface StorageTx {
+  get(path: string, options?: { forUpdate?: boolean }): Promise<Buffer | null>;
+  put(path: string, value: Buffer): Promise<void>;
+  insert(path: string, value: Buffer): Promise<void>;
+  delete(path: string): Promise<void>;
+  /** Deletes `deletes` and inserts or replaces `puts` in one round trip (paths disjoint). */
+  replace(deletes: readonly string[], puts: readonly { path: string; value: Buffer }[]): Promise<void>;
+  deletePrefix(prefix: string): Promise<number>;
+  listPaths(prefix: string): Promise<string[]>;
+}
+
+export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
+  get(path: string): Promise<Buffer | null>;
+  getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
+  getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
+  /** Runs `fn` in one database transaction; retried (up to a few times) on insert conflicts. */
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
+}

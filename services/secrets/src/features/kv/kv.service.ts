@@ -1,0 +1,477 @@
+// KV v1 and v2 engines (issue 3, item 6; reference §2, §3). Pure service logic over the
+// barrier's Storage: it returns data (or throws SecretsError / returns StatusResponse for
+// Vault's "404 with a body" answers); the paths layer turns that into HTTP.
+import type { Bus } from '@selfstack/bus';
+import { badRequest, notFound, StatusResponse } from '../../core/errors';
+import type { Clock } from '../../core/clock';
+import { goDuration, rfc3339 } from '../../core/duration';
+import { isPlainObject, RawJson } from '../../core/json';
+import type { Storage, StorageTx } from '../barrier/barrier.types';
+import {
+  canonicalJson,
+  configPath,
+  DEFAULT_KV_CONFIG,
+  DEFAULT_MAX_VERSIONS,
+  metaDir,
+  metaPath,
+  sortKeys,
+  v1Dir,
+  v1Path,
+  versionDir,
+  versionPath,
+  type KeyMetadata,
+  type KvConfig,
+  type VersionMeta,
+} from './kv-layout';
+
+export const KV_CONFIG_CHANNEL = 'secrets.kvconfig';
+
+export interface VersionInfo {
+  created_time: string;
+  custom_metadata: Record<string, string> | null;
+  deletion_time: string;
+  destroyed: boolean;
+  version: number;
+}
+
+export interface MetadataInput {
+  max_versions?: number;
+  cas_required?: boolean;
+  delete_version_after?: number;
+  custom_metadata?: Record<string, unknown> | null;
+}
+
+export interface KvService {
+  // v1
+  v1Read(prefix: string, key: string): Promise<RawJson | null>;
+  v1Write(prefix: string, key: string, data: Record<string, unknown>): Promise<void>;
+  v1Delete(prefix: string, key: string): Promise<void>;
+  v1Exists(prefix: string, key: string): Promise<boolean>;
+  v1List(prefix: string, dir: string): Promise<string[]>;
+  // v2
+  readConfig(prefix: string): Promise<KvConfig>;
+  writeConfig(prefix: string, input: Partial<KvConfig>): Promise<void>;
+  exists(prefix: string, key: string): Promise<boolean>;
+  read(prefix: string, key: string, version: number): Promise<{ data: RawJson; metadata: VersionInfo } | StatusResponse>;
+  write(prefix: string, key: string, data: Record<string, unknown>, cas: number | undefined): Promise<VersionInfo>;
+  patch(prefix: string, key: string, patch: Record<string, unknown>, cas: number | undefined): Promise<VersionInfo | StatusResponse>;
+  deleteLatest(prefix: string, key: string): Promise<void>;
+  deleteVersions(prefix: string, key: string, versions: number[]): Promise<void>;
+  undeleteVersions(prefix: string, key: string, versions: number[]): Promise<void>;
+  destroyVersions(prefix: string, key: string, versions: number[]): Promise<void>;
+  readMetadata(prefix: string, key: string): Promise<Record<string, unknown> | null>;
+  writeMetadata(prefix: string, key: string, input: MetadataInput, patch: boolean): Promise<void>;
+  deleteMetadata(prefix: string, key: string): Promise<void>;
+  list(prefix: string, dir: string): Promise<string[]>;
+  subkeys(prefix: string, key: string, version: number, depth: number): Promise<Record<string, unknown> | StatusResponse>;
+  start(): Promise<void>;
+  clearCache(): void;
+}
+
+/** RFC 7396 JSON merge patch: null deletes, objects merge recursively, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return patch;
+  const base: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete base[k];
+    else base[k] = mergePatch(base[k], v);
+  }
+  return base;
+}
+
+/** Direct children of `dir` among full paths under `base + dir`: `a`, `folder/`, sorted, unique. */
+export function childrenOf(paths: readonly string[], base: string): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    const rest = p.slice(base.length);
+    if (rest === '') continue;
+    const slash = rest.indexOf('/');
+    out.add(slash === -1 ? rest : rest.slice(0, slash + 1));
+  }
+  return [...out].sort();
+}
+
+export function subkeysOf(value: unknown, depth: number, level = 1): unknown {
+  if (!isPlainObject(value)) return null;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value).sort()) {
+    const v = value[k];
+    out[k] = isPlainObject(v) && (depth === 0 || level < depth) ? subkeysOf(v, depth, level + 1) : null;
+  }
+  return out;
+}
+
+export function validateCustomMetadata(input: Record<string, unknown>): Record<string, string> {
+  const problems: string[] = [];
+  const keys = Object.keys(input);
+  if (keys.length > 64) problems.push(`payload must contain at most 64 keys, provided ${keys.length}`);
+  const out: Record<string, string> = {};
+  const printable = /^[\x20-\x7e\u00a0-\uffff]*$/u;
+  for (const k of keys) {
+    const v = input[k];
+    if (k.length === 0 || k.length > 128) problems.push(`length of key ${JSON.stringify(k)} is ${k.length} but must be 0 < len(key) <= 128`);
+    if (!printable.test(k)) problems.push(`key ${JSON.stringify(k)} contains unprintable characters`);
+    if (typeof v !== 'string') {
+      problems.push(`value for key ${JSON.stringify(k)} must be a string`);
+      continue;
+    }
+    if (v.length > 512) problems.push(`length of value for key ${JSON.stringify(k)} is ${v.length} but must be 0 < len(value) <= 512`);
+    if (!printable.test(v)) problems.push(`value for key ${JSON.stringify(k)} contains unprintable characters`);
+    out[k] = v;
+  }
+  if (problems.length > 0) {
+    const text = problems.length === 1 ? problems[0] : `${problems.length} errors occurred:\n${problems.map((p) => `\t* ${p}`).join('\n')}\n\n`;
+    throw badRequest(`custom_metadata validation failed: ${text}`);
+  }
+  return out;
+}
+
+function newMetadata(now: number): KeyMetadata {
+  return {
+    created_ms: now,
+    updated_ms: now,
+    current_version: 0,
+    oldest_version: 0,
+    max_versions: 0,
+    cas_required: false,
+    delete_version_after: 0,
+    custom_metadata: null,
+    versions: {},
+  };
+}
+
+function versionInfo(meta: KeyMetadata, version: number, v: VersionMeta): VersionInfo {
+  return {
+    created_time: rfc3339(v.created_ms),
+    custom_metadata: meta.custom_metadata,
+    deletion_time: v.deletion_ms === null ? '' : rfc3339(v.deletion_ms),
+    destroyed: v.destroyed,
+    version,
+  };
+}
+
+export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus; hash: (key: string) => string }): KvService {
+  const { storage, clock, bus, hash } = deps;
+  const configs = new Map<string, KvConfig>();
+  let generation = 0;
+  const drop = (prefix: string | null): void => {
+    generation++;
+    if (prefix === null) configs.clear();
+    else configs.delete(prefix);
+  };
+
+  const parseMeta = (raw: Buffer | null): KeyMetadata | null => (raw ? (JSON.parse(raw.toString('utf8')) as KeyMetadata) : null);
+  const encode = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
+  const isDeleted = (v: VersionMeta, now: number): boolean => v.destroyed || (v.deletion_ms !== null && v.deletion_ms <= now);
+
+  async function readConfig(prefix: string): Promise<KvConfig> {
+    const hit = configs.get(prefix);
+    if (hit) return hit;
+    const started = generation;
+    const raw = await storage.get(configPath(prefix));
+    const config = raw ? { ...DEFAULT_KV_CONFIG, ...(JSON.parse(raw.toString('utf8')) as KvConfig) } : DEFAULT_KV_CONFIG;
+    if (generation === started) configs.set(prefix, config);
+    return config;
+  }
+
+  function effectiveMax(meta: KeyMetadata, config: KvConfig): number {
+    const m = Math.max(meta.max_versions, config.max_versions);
+    return m > 0 ? m : DEFAULT_MAX_VERSIONS;
+  }
+
+  function effectiveDeleteAfter(meta: KeyMetadata, config: KvConfig): number {
+    const candidates = [meta.delete_version_after, config.delete_version_after].filter((d) => d > 0);
+    return candidates.length > 0 ? Math.min(...candidates) : 0;
+  }
+
+  function checkCas(meta: KeyMetadata | null, config: KvConfig, cas: number | undefined): void {
+    if (cas === undefined) {
+      if (config.cas_required || meta?.cas_required) throw badRequest('check-and-set parameter required for this call');
+      return;
+    }
+    if ((meta?.current_version ?? 0) !== cas) throw badRequest('check-and-set parameter did not match the current version');
+  }
+
+  /** Adds a version (inside a transaction holding the metadata row), prunes, saves metadata. */
+  async function addVersion(
+    tx: StorageTx,
+    prefix: string,
+    key: string,
+    existing: KeyMetadata | null,
+    config: KvConfig,
+    dataText: string,
+  ): Promise<VersionInfo> {
+    const now = clock.now();
+    const meta = existing ?? newMetadata(now);
+    const keyHash = hash(key);
+    const version = meta.current_version + 1;
+    const dva = effectiveDeleteAfter(meta, config);
+    const vmeta: VersionMeta = { created_ms: now, deletion_ms: dva > 0 ? now + dva * 1000 : null, destroyed: false };
+    meta.versions[String(version)] = vmeta;
+    meta.current_version = version;
+    meta.updated_ms = now;
+    const max = effectiveMax(meta, config);
+    const numbers = Object.keys(meta.versions).map(Number).sort((a, b) => a - b);
+    const pruned: string[] = [];
+    while (numbers.length > max) {
+      const oldest = numbers.shift() as number;
+      delete meta.versions[String(oldest)];
+      pruned.push(versionPath(prefix, keyHash, oldest));
+      meta.oldest_version = numbers[0] ?? 0;
+    }
+    const versionRow = { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) };
+    if (existing) {
+      // One round trip for prune + new version + metadata (the metadata row is locked).
+      await tx.replace(pruned, [versionRow, { path: metaPath(prefix, key), value: encode(meta) }]);
+    } else {
+      for (const p of pruned) await tx.delete(p);
+      await tx.put(versionRow.path, versionRow.value);
+      await tx.insert(metaPath(prefix, key), encode(meta));
+    }
+    return versionInfo(meta, version, vmeta);
+  }
+
+  async function updateVersions(
+    prefix: string,
+    key: string,
+    versions: number[],
+    apply: (v: VersionMeta, n: number, tx: StorageTx, keyHash: string) => Promise<boolean> | boolean,
+  ): Promise<void> {
+    await storage.transaction(async (tx) => {
+      const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+      if (!meta) return;
+      const keyHash = hash(key);
+      let changed = false;
+      for (const n of versions) {
+        const v = meta.versions[String(n)];
+        if (v && (await apply(v, n, tx, keyHash))) changed = true;
+      }
+      if (changed) {
+        meta.updated_ms = clock.now();
+        await tx.put(metaPath(prefix, key), encode(meta));
+      }
+    });
+  }
+
+  function deletedBody(meta: KeyMetadata, version: number, v: VersionMeta): StatusResponse {
+    return new StatusResponse(404, { data: { data: null, metadata: versionInfo(meta, version, v) } });
+  }
+
+  async function resolveVersion(prefix: string, key: string, version: number) {
+    const keyHash = hash(key);
+    const mp = metaPath(prefix, key);
+    if (version > 0) {
+      const rows = await storage.getMany([mp, versionPath(prefix, keyHash, version)]);
+      const meta = parseMeta(rows.get(mp) ?? null);
+      return { meta, version, data: rows.get(versionPath(prefix, keyHash, version)) ?? null };
+    }
+    const { entry, last } = await storage.getWithLast(mp, versionDir(prefix, keyHash));
+    const meta = parseMeta(entry);
+    if (!meta) return { meta, version: 0, data: null };
+    const current = meta.current_version;
+    let data = last && last.path === versionPath(prefix, keyHash, current) ? last.value : null;
+    if (data === null && meta.versions[String(current)] && !meta.versions[String(current)]?.destroyed) {
+      data = await storage.get(versionPath(prefix, keyHash, current));
+    }
+    return { meta, version: current, data };
+  }
+
+  return {
+    async v1Read(prefix, key) {
+      const raw = await storage.get(v1Path(prefix, key));
+      return raw ? new RawJson(raw.toString('utf8')) : null;
+    },
+    async v1Write(prefix, key, data) {
+      await storage.put(v1Path(prefix, key), Buffer.from(canonicalJson(data)));
+    },
+    async v1Delete(prefix, key) {
+      await storage.delete(v1Path(prefix, key));
+    },
+    async v1Exists(prefix, key) {
+      return (await storage.get(v1Path(prefix, key))) !== null;
+    },
+    async v1List(prefix, dir) {
+      const base = v1Dir(prefix) + dir;
+      return childrenOf(await storage.listPaths(base), base);
+    },
+
+    readConfig,
+    async writeConfig(prefix, input) {
+      const current = await readConfig(prefix);
+      const next: KvConfig = { ...current, ...input };
+      await storage.put(configPath(prefix), encode(next));
+      drop(prefix);
+      void bus.publish(KV_CONFIG_CHANNEL, prefix).catch(() => undefined);
+    },
+
+    async exists(prefix, key) {
+      return (await storage.get(metaPath(prefix, key))) !== null;
+    },
+
+    async read(prefix, key, requested) {
+      const { meta, version, data } = await resolveVersion(prefix, key, requested);
+      if (!meta) throw notFound();
+      const v = meta.versions[String(version)];
+      if (!v) throw notFound();
+      if (isDeleted(v, clock.now())) return deletedBody(meta, version, v);
+      if (data === null) throw notFound();
+      return { data: new RawJson(data.toString('utf8')), metadata: versionInfo(meta, version, v) };
+    },
+
+    async write(prefix, key, data, cas) {
+      const config = await readConfig(prefix);
+      const text = canonicalJson(data);
+      return storage.transaction(async (tx) => {
+        const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+        checkCas(meta, config, cas);
+        return addVersion(tx, prefix, key, meta, config, text);
+      });
+    },
+
+    async patch(prefix, key, patch, cas) {
+      const config = await readConfig(prefix);
+      return storage.transaction(async (tx) => {
+        const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+        if (!meta) return new StatusResponse(404, null);
+        const current = meta.versions[String(meta.current_version)];
+        if (!current) return new StatusResponse(404, null);
+        if (isDeleted(current, clock.now())) {
+          return new StatusResponse(404, { data: versionInfo(meta, meta.current_version, current) });
+        }
+        checkCas(meta, config, cas);
+        const raw = await tx.get(versionPath(prefix, hash(key), meta.current_version));
+        if (!raw) return new StatusResponse(404, null);
+        const merged = mergePatch(JSON.parse(raw.toString('utf8')), patch);
+        return addVersion(tx, prefix, key, meta, config, canonicalJson(merged));
+      });
+    },
+
+    async deleteLatest(prefix, key) {
+      await storage.transaction(async (tx) => {
+        const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+        if (!meta) return;
+        const v = meta.versions[String(meta.current_version)];
+        const now = clock.now();
+        if (!v || isDeleted(v, now)) return;
+        v.deletion_ms = now;
+        meta.updated_ms = now;
+        await tx.put(metaPath(prefix, key), encode(meta));
+      });
+    },
+    async deleteVersions(prefix, key, versions) {
+      if (versions.length === 0) throw badRequest('No version number provided');
+      const now = clock.now();
+      await updateVersions(prefix, key, versions, (v) => {
+        if (isDeleted(v, now)) return false;
+        v.deletion_ms = now;
+        return true;
+      });
+    },
+    async undeleteVersions(prefix, key, versions) {
+      if (versions.length === 0) throw badRequest('No version number provided');
+      await updateVersions(prefix, key, versions, (v) => {
+        if (v.destroyed || v.deletion_ms === null) return false;
+        v.deletion_ms = null;
+        return true;
+      });
+    },
+    async destroyVersions(prefix, key, versions) {
+      if (versions.length === 0) throw badRequest('no version number provided');
+      await updateVersions(prefix, key, versions, async (v, n, tx, keyHash) => {
+        if (v.destroyed) return false;
+        v.destroyed = true;
+        await tx.delete(versionPath(prefix, keyHash, n));
+        return true;
+      });
+    },
+
+    async readMetadata(prefix, key) {
+      const meta = parseMeta(await storage.get(metaPath(prefix, key)));
+      if (!meta) return null;
+      const versions: Record<string, unknown> = {};
+      for (const n of Object.keys(meta.versions).map(Number).sort((a, b) => a - b)) {
+        const v = meta.versions[String(n)] as VersionMeta;
+        versions[String(n)] = {
+          created_time: rfc3339(v.created_ms),
+          deletion_time: v.deletion_ms === null ? '' : rfc3339(v.deletion_ms),
+          destroyed: v.destroyed,
+        };
+      }
+      return {
+        cas_required: meta.cas_required,
+        created_time: rfc3339(meta.created_ms),
+        current_version: meta.current_version,
+        custom_metadata: meta.custom_metadata,
+        delete_version_after: goDuration(meta.delete_version_after),
+        max_versions: meta.max_versions,
+        oldest_version: meta.oldest_version,
+        updated_time: rfc3339(meta.updated_ms),
+        versions,
+      };
+    },
+
+    async writeMetadata(prefix, key, input, patch) {
+      let custom: Record<string, unknown> | null | undefined = input.custom_metadata;
+      if (input.max_versions !== undefined && input.max_versions < 0) throw badRequest('max_versions must be greater than or equal to 0');
+      await storage.transaction(async (tx) => {
+        const existing = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+        if (patch && !existing) throw notFound();
+        const now = clock.now();
+        const meta = existing ?? newMetadata(now);
+        if (input.max_versions !== undefined) meta.max_versions = input.max_versions;
+        if (input.cas_required !== undefined) meta.cas_required = input.cas_required;
+        if (input.delete_version_after !== undefined) meta.delete_version_after = input.delete_version_after;
+        if (custom !== undefined) {
+          if (patch && custom !== null) custom = mergePatch(meta.custom_metadata ?? {}, custom) as Record<string, unknown>;
+          const validated = custom === null ? {} : validateCustomMetadata(custom);
+          meta.custom_metadata = Object.keys(validated).length > 0 ? (sortKeys(validated) as Record<string, string>) : null;
+        }
+        meta.updated_ms = now;
+        // Prune immediately when max_versions shrinks below the stored count.
+        const config = await readConfig(prefix);
+        const max = effectiveMax(meta, config);
+        const numbers = Object.keys(meta.versions).map(Number).sort((a, b) => a - b);
+        const keyHash = hash(key);
+        while (numbers.length > max) {
+          const oldest = numbers.shift() as number;
+          delete meta.versions[String(oldest)];
+          await tx.delete(versionPath(prefix, keyHash, oldest));
+          meta.oldest_version = numbers[0] ?? 0;
+        }
+        if (existing) await tx.put(metaPath(prefix, key), encode(meta));
+        else await tx.insert(metaPath(prefix, key), encode(meta));
+      });
+    },
+
+    async deleteMetadata(prefix, key) {
+      await storage.transaction(async (tx) => {
+        await tx.get(metaPath(prefix, key), { forUpdate: true });
+        await tx.delete(metaPath(prefix, key));
+        await tx.deletePrefix(versionDir(prefix, hash(key)));
+      });
+    },
+
+    async list(prefix, dir) {
+      const base = metaDir(prefix) + dir;
+      return childrenOf(await storage.listPaths(base), base);
+    },
+
+    async subkeys(prefix, key, requested, depth) {
+      const { meta, version, data } = await resolveVersion(prefix, key, requested);
+      if (!meta) throw notFound();
+      const v = meta.versions[String(version)];
+      if (!v) throw notFound();
+      if (isDeleted(v, clock.now())) {
+        return new StatusResponse(404, { data: { subkeys: null, metadata: versionInfo(meta, version, v) } });
+      }
+      if (data === null) throw notFound();
+      return { subkeys: subkeysOf(JSON.parse(data.toString('utf8')), depth), metadata: versionInfo(meta, version, v) };
+    },
+
+    async start() {
+      await bus.subscribe(KV_CONFIG_CHANNEL, (prefix) => drop(prefix));
+      bus.onReconnect(() => drop(null));
+    },
+    clearCache: () => drop(null),
+  };
+}

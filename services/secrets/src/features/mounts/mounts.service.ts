@@ -1,0 +1,193 @@
+// The mount table (issue 3, item 5; reference §4.7). One barrier entry, `core/mounts`,
+// holds every secrets-engine mount; it is cached decrypted in memory (the router needs it
+// on every request) and reloaded when another replica publishes a change on the bus.
+import type { Bus } from '@selfstack/bus';
+import { badRequest } from '../../core/errors';
+import { base62, uuid } from '../../core/random';
+import type { Storage, StorageTx } from '../barrier/barrier.types';
+import { upgradeKvV1ToV2 } from '../kv/kv-layout';
+import { mountStoragePrefix, type EnableMountInput, type MountEntry, type TuneMountInput } from './mounts.types';
+
+export const MOUNTS_PATH = 'core/mounts';
+export const MOUNT_CHANNEL = 'secrets.mounts';
+const RESERVED = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
+
+export interface MountService {
+  list(): MountEntry[];
+  get(path: string): MountEntry | undefined;
+  /** Longest mount whose path prefixes `requestPath` (`secret` also matches `secret/`). */
+  match(requestPath: string): MountEntry | undefined;
+  enable(path: string, input: EnableMountInput): Promise<MountEntry>;
+  disable(path: string): Promise<void>;
+  tune(path: string, input: TuneMountInput): Promise<MountEntry>;
+  load(): Promise<void>;
+  clear(): void;
+  start(): Promise<void>;
+}
+
+export function normaliseMountPath(path: string): string {
+  const trimmed = path.replace(/^\/+/, '').replace(/\/+$/, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+function kvVersion(options: Record<string, unknown> | null | undefined, fallback: '1' | '2'): '1' | '2' {
+  const raw = options?.version;
+  if (raw === undefined || raw === null || raw === '') return fallback;
+  const text = String(raw);
+  if (text === '1' || text === '2') return text;
+  throw badRequest(`invalid version: ${JSON.stringify(text)}; must be 1 or 2`);
+}
+
+export function newKvMount(path: string, version: '1' | '2', description = 'key/value secret storage'): MountEntry {
+  return {
+    path,
+    type: 'kv',
+    description,
+    accessor: `kv_${base62(8).toLowerCase()}`,
+    uuid: uuid(),
+    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false },
+    options: { version },
+    local: false,
+    seal_wrap: false,
+    external_entropy_access: false,
+  };
+}
+
+export async function writeInitialMounts(tx: StorageTx, mounts: MountEntry[]): Promise<void> {
+  await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(mounts)));
+}
+
+export function createMountService(deps: { storage: Storage; bus: Bus; now: () => number; hash: (value: string) => string }): MountService {
+  const { storage, bus } = deps;
+  let table: MountEntry[] = [];
+  let byLength: MountEntry[] = [];
+  // Reloads can overlap (bus messages in quick succession); only the newest may install.
+  let loads = 0;
+
+  const install = (mounts: MountEntry[]): void => {
+    table = [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    byLength = [...mounts].sort((a, b) => b.path.length - a.path.length);
+  };
+
+  const readTable = async (tx: StorageTx): Promise<MountEntry[]> => {
+    const raw = await tx.get(MOUNTS_PATH, { forUpdate: true });
+    return raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
+  };
+
+  const changed = (mounts: MountEntry[]): void => {
+    loads++;
+    install(mounts);
+    void bus.publish(MOUNT_CHANNEL, 'changed').catch(() => undefined);
+  };
+
+  const service: MountService = {
+    list: () => table,
+    get: (path) => table.find((m) => m.path === normaliseMountPath(path)),
+    match(requestPath) {
+      for (const m of byLength) {
+        if (requestPath.startsWith(m.path) || `${requestPath}/` === m.path) return m;
+      }
+      return undefined;
+    },
+
+    async enable(rawPath, input) {
+      const path = normaliseMountPath(rawPath);
+      if (path === '') throw badRequest('missing path');
+      for (const reserved of RESERVED) {
+        if (path.startsWith(reserved) || reserved.startsWith(path)) {
+          throw badRequest(reserved === 'sys/' && path === 'sys/' ? 'path is already in use at sys/' : `cannot mount under reserved path ${JSON.stringify(reserved)}`);
+        }
+      }
+      let version: '1' | '2';
+      if (input.type === 'kv') version = kvVersion(input.options, '1');
+      else if (input.type === 'kv-v2') version = kvVersion(input.options, '2');
+      else if (input.type === 'generic') version = kvVersion(input.options, '1');
+      else if (input.type === '') throw badRequest('missing type');
+      else throw badRequest(`plugin not found in the catalog: ${input.type}`);
+      const entry = newKvMount(path, version, input.description ?? '');
+      if (input.config) {
+        entry.config = {
+          default_lease_ttl: input.config.default_lease_ttl ?? 0,
+          max_lease_ttl: input.config.max_lease_ttl ?? 0,
+          force_no_cache: input.config.force_no_cache ?? false,
+        };
+      }
+      entry.local = input.local ?? false;
+      entry.seal_wrap = input.seal_wrap ?? false;
+      entry.external_entropy_access = input.external_entropy_access ?? false;
+      const mounts = await storage.transaction(async (tx) => {
+        const current = await readTable(tx);
+        for (const m of current) {
+          if (m.path.startsWith(path) || path.startsWith(m.path)) throw badRequest(`path is already in use at ${m.path}`);
+        }
+        const next = [...current, entry];
+        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        return next;
+      });
+      changed(mounts);
+      return entry;
+    },
+
+    async disable(rawPath) {
+      const path = normaliseMountPath(rawPath);
+      const mounts = await storage.transaction(async (tx) => {
+        const current = await readTable(tx);
+        const victim = current.find((m) => m.path === path);
+        if (!victim) return null;
+        const next = current.filter((m) => m !== victim);
+        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.deletePrefix(mountStoragePrefix(victim));
+        return next;
+      });
+      if (mounts) changed(mounts);
+    },
+
+    async tune(rawPath, input) {
+      const path = normaliseMountPath(rawPath);
+      let result: MountEntry | undefined;
+      const mounts = await storage.transaction(async (tx) => {
+        const current = await readTable(tx);
+        const entry = current.find((m) => m.path === path);
+        if (!entry) throw badRequest(`cannot tune ${JSON.stringify(path)}: no mount at this path`);
+        const updated: MountEntry = { ...entry, config: { ...entry.config }, options: { ...entry.options } };
+        if (input.description !== undefined) updated.description = input.description;
+        if (input.default_lease_ttl !== undefined) updated.config.default_lease_ttl = input.default_lease_ttl;
+        if (input.max_lease_ttl !== undefined) updated.config.max_lease_ttl = input.max_lease_ttl;
+        if (updated.config.max_lease_ttl > 0 && updated.config.default_lease_ttl > updated.config.max_lease_ttl) {
+          throw badRequest('backend max lease TTL cannot be less than backend default lease TTL');
+        }
+        if (input.options) {
+          const version = kvVersion(input.options, entry.options.version);
+          if (entry.options.version === '2' && version === '1') {
+            throw badRequest('cannot downgrade a KV version 2 mount to version 1');
+          }
+          if (entry.options.version === '1' && version === '2') {
+            await upgradeKvV1ToV2(tx, mountStoragePrefix(entry), deps.now(), deps.hash);
+          }
+          updated.options = { version };
+        }
+        result = updated;
+        const next = current.map((m) => (m === entry ? updated : m));
+        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        return next;
+      });
+      changed(mounts);
+      return result as MountEntry;
+    },
+
+    async load() {
+      const id = ++loads;
+      const raw = await storage.get(MOUNTS_PATH);
+      if (id === loads) install(raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : []);
+    },
+    clear: () => install([]),
+    async start() {
+      const reload = (): void => {
+        void service.load().catch(() => undefined);
+      };
+      await bus.subscribe(MOUNT_CHANNEL, reload);
+      bus.onReconnect(reload);
+    },
+  };
+  return service;
+}

@@ -1,0 +1,49 @@
+// Token entries as stored behind the barrier (issue 3, item 3). The token id itself is
+// never stored: the entry lives at `sys/token/id/<hmac(id)>`.
+
+export interface TokenEntry {
+  /** HMAC of the token id (the storage key). */
+  readonly hash: string;
+  readonly accessor: string;
+  readonly policies: string[];
+  readonly meta: Record<string, string> | null;
+  readonly displayName: string;
+  /** Remaining uses; 0 = unlimited. */
+  numUses: number;
+  /** Unix seconds. */
+  readonly creationTime: number;
+  readonly creationTtl: number;
+  readonly explicitMaxTtl: number;
+  /** Seconds of the current lease (creation TTL, or the last renewal's). */
+  ttl: number;
+  /** Epoch ms, or null for a non-expiring token. */
+  expireTime: number | null;
+  readonly renewable: boolean;
+  readonly parent: string | null;
+  readonly path: string;
+  readonly issueTimeMs: number;
+  lastRenewalMs: number | null;
+}
+
+export interface TokenCreateParams {
+  id?: string;
+  policies?: string[];
+  meta?: Record<string, string>;
+  noParent?: boolean;
+  noDefaultPolicy?: boolean;
+  renewable?: boolean;
+  ttl?: number;
+  explicitMaxTtl?: number;
+  displayName?: string;
+  numUses?: number;
+  type?: string;
+  /** Created through auth/token/create-orphan: orphan without sudo. */
+  viaOrphanEndpoint?: boolean;
+}
+
+/** The caller of a token operation: its entry (null only for internal/bootstrap calls). */
+export interface TokenCaller {
+  readonly entry: TokenEntry;
+  readonly isRoot: boolean;
+  readonly hasSudo: boolean;
+}

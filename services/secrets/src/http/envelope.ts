@@ -1,0 +1,88 @@
+// The response envelope (reference §1) and the writers for every success shape:
+// 204 with no body, 200 envelope (keys in Go's struct order), injector responses (a Go
+// map, so keys sorted), raw sys bodies, and "404 with a body" StatusResponses.
+import type { ServerResponse } from 'node:http';
+import { stringifyWithRaw } from '../core/json';
+import { StatusResponse } from '../core/errors';
+import { LogicalResponse, RawResponse } from './logical-response';
+
+const JSON_TYPE = 'application/json';
+
+export function writeJson(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+export function writeNoContent(res: ServerResponse, status = 204): void {
+  res.statusCode = status;
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.end();
+}
+
+export interface EnvelopeContext {
+  requestId: string;
+  mountType: string;
+  unknownParams: readonly string[];
+}
+
+export function unknownParamsWarning(params: readonly string[]): string {
+  return `Endpoint ignored these unrecognized parameters: [${params.join(' ')}]`;
+}
+
+function sortedObject(input: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(input).sort()) out[k] = input[k];
+  return out;
+}
+
+export function envelope(ctx: EnvelopeContext, r: LogicalResponse['init']): Record<string, unknown> {
+  const warnings = [...(r.warnings ?? [])];
+  if (ctx.unknownParams.length > 0) warnings.push(unknownParamsWarning(ctx.unknownParams));
+  const body: Record<string, unknown> = {
+    request_id: ctx.requestId,
+    lease_id: '',
+    renewable: r.renewable ?? false,
+    lease_duration: r.leaseDuration ?? 0,
+    data: r.data ?? null,
+    wrap_info: null,
+    warnings: warnings.length > 0 ? warnings : null,
+    auth: r.auth ?? null,
+    mount_type: ctx.mountType,
+  };
+  if (r.injectTopLevel && r.data !== null && typeof r.data === 'object' && !Array.isArray(r.data)) {
+    return sortedObject({ ...(r.data as Record<string, unknown>), ...body });
+  }
+  return body;
+}
+
+/** Writes whatever a logical handler returned. */
+export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: unknown): void {
+  if (result instanceof RawResponse) {
+    writeJson(res, result.status, `${JSON.stringify(result.body)}\n`);
+    return;
+  }
+  if (result instanceof StatusResponse) {
+    if (result.body === null) {
+      res.statusCode = result.status;
+      res.setHeader('Cache-Control', 'no-store');
+      res.end();
+      return;
+    }
+    writeJson(res, result.status, `${stringifyWithRaw(envelope(ctx, result.body))}\n`);
+    return;
+  }
+  if (result === undefined || result === null) {
+    if (ctx.unknownParams.length === 0) {
+      writeNoContent(res);
+      return;
+    }
+    writeJson(res, 200, `${JSON.stringify(envelope(ctx, {}))}\n`);
+    return;
+  }
+  const init = result instanceof LogicalResponse ? result.init : { data: result };
+  writeJson(res, 200, `${stringifyWithRaw(envelope(ctx, init))}\n`);
+}

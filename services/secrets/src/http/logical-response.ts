@@ -1,0 +1,26 @@
+// What a logical handler returns (reference §1): data plus optional warnings, auth block,
+// lease duration. `injectTopLevel` marks Vault's "injector" sys routes whose data keys are
+// duplicated at the top level of the JSON (reference §0.9, §4).
+
+export interface LogicalResponseInit {
+  data?: unknown;
+  warnings?: string[];
+  auth?: Record<string, unknown> | null;
+  leaseDuration?: number;
+  renewable?: boolean;
+  injectTopLevel?: boolean;
+}
+
+export class LogicalResponse {
+  constructor(readonly init: LogicalResponseInit) {}
+}
+
+export const respondWith = (init: LogicalResponseInit): LogicalResponse => new LogicalResponse(init);
+
+/** Raw sys handlers (init, seal-status, unseal, health, leader): a status and a bare JSON body. */
+export class RawResponse {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}

@@ -1,0 +1,42 @@
+// What the secrets pipeline resolves before a path table runs, handed to the kit's
+// dispatcher as `ctx.extra` (mount, token, ACL).
+import type { OperationContext, RequestContext, FieldMap, PathSpec } from '@selfstack/http-kit';
+import type { Acl } from '../features/policies/acl';
+import type { MountEntry } from '../features/mounts/mounts.types';
+import type { TokenEntry } from '../features/tokens/tokens.types';
+
+export interface SecretsExtra {
+  /** The caller's token entry (null on unauthenticated sys routes). */
+  token: TokenEntry | null;
+  /** The client token as sent (needed for lookup-self's `id`). */
+  tokenId: string;
+  acl: Acl | null;
+  /** The secrets-engine mount (KV routes only). */
+  mount: MountEntry | null;
+  /** `sys/`, `auth/token/`, or the mount path. */
+  mountPath: string;
+  /** Envelope `mount_type`: `system`, `token`, `kv`. */
+  mountType: string;
+}
+
+export type SecretsOpContext<F extends FieldMap = FieldMap> = OperationContext<F, SecretsExtra>;
+export type SecretsRequestContext = RequestContext<SecretsExtra>;
+export type SecretsPathSpec = PathSpec<FieldMap, SecretsExtra>;
+
+/** The Vault path the ACL sees: mount path + relative path; list paths end with `/`. */
+export function aclPath(ctx: SecretsRequestContext): string {
+  const full = ctx.extra.mountPath + ctx.path;
+  return ctx.operation === 'list' && !full.endsWith('/') ? `${full}/` : full;
+}
+
+/** definePath with the secrets context type fixed (field types still inferred). */
+export function secretsPath<const F extends FieldMap = Record<never, never>>(spec: PathSpec<F, SecretsExtra>): SecretsPathSpec {
+  return spec as unknown as SecretsPathSpec;
+}
+
+/** Vault's comma-string-or-list fields (`policies: "a,b"` or `["a","b"]`). */
+export function commaList(value: readonly unknown[] | string | undefined): string[] {
+  if (value === undefined) return [];
+  const items = typeof value === 'string' ? [value] : value;
+  return items.flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter((s) => s !== '');
+}

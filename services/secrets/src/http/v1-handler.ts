@@ -1,0 +1,199 @@
+// The /v1 request pipeline (issue 3, items 1, 3, 4, 7): raw sys handlers first (they
+// work unauthenticated and while sealed), then init/seal checks (501/503), the client
+// token, the period rule, and routing by mount to the engine's path table. The kit's
+// dispatcher then runs the method table, the existence check, `authorize` (the ACL) and
+// validation; `respond` writes the envelope.
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppError } from '@selfstack/errors';
+import { createDispatcher, parseBool, type Dispatcher, type HelpOptions, type MountOptions } from '@selfstack/http-kit';
+import {
+  invalidToken,
+  missingToken,
+  notInitializedError,
+  permissionDenied,
+  sealedError,
+  unsupportedOperation,
+  unsupportedPath,
+} from '../core/errors';
+import { CAP, type CapabilityName } from '../features/policies/acl';
+import { createKvV1Paths, createKvV2Paths } from '../features/kv/kv.paths';
+import { createSysPaths, createSysRawPaths } from '../features/sys/sys.paths';
+import { createTokenPaths } from '../features/tokens/tokens.paths';
+import type { SecretsServices } from '../services';
+import { writeLogical } from './envelope';
+import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
+
+const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
+const EXTRA_KEY = 'secretsExtra';
+const MERGE_PATCH = 'application/merge-patch+json';
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'LIST']);
+
+const HELP: HelpOptions = {
+  title: 'Secrets Service API',
+  description: 'HTTP API that gives you full access to the secrets service. All API routes are prefixed with `/v1/`.',
+  version: '1.0.0',
+};
+
+export function clientToken(req: Request): string {
+  const h = req.headers;
+  const direct = h['x-secrets-token'] ?? h['x-vault-token'];
+  if (typeof direct === 'string' && direct !== '') return direct.trim();
+  const auth = h.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m) return (m[1] as string).trim();
+  }
+  return '';
+}
+
+function operationOf(req: Request): CapabilityName {
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD': {
+      const list = req.query.list;
+      return list === 'true' || list === '1' || list === 't' || list === 'TRUE' || list === 'True' ? 'list' : 'read';
+    }
+    case 'LIST':
+      return 'list';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return 'delete';
+    default:
+      return 'update';
+  }
+}
+
+/** Whether a `/`-separated segment of `path` ends in a period (`split('/')` without the
+ * per-request array). */
+function hasPeriodSegment(path: string): boolean {
+  let i = path.indexOf('.');
+  while (i !== -1) {
+    if (i + 1 === path.length || path.charCodeAt(i + 1) === 47) return true;
+    i = path.indexOf('.', i + 1);
+  }
+  return false;
+}
+
+/** `%` is the only character that must be re-escaped for the dispatcher's single decode. */
+const reEncode = (decoded: string): string => decoded.replace(/%/g, '%25');
+
+export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler {
+  const { barrier, tokens, policies, mounts } = services;
+
+  const respond: MountOptions<SecretsExtra>['respond'] = (ctx, result, res) => {
+    writeLogical(res, { requestId: ctx.requestId, mountType: ctx.extra.mountType, unknownParams: ctx.unknownParams }, result);
+  };
+
+  const authorize = async (ctx: SecretsRequestContext): Promise<void> => {
+    const x = ctx.extra;
+    const acl = x.acl;
+    if (!acl) throw permissionDenied();
+    if (x.mountPath === 'sys/' && ctx.path.startsWith('internal/ui/mounts')) return;
+    const full = aclPath(ctx);
+    // Exactly the kit's help test: `?help=0` is an ordinary read and needs `read`.
+    const helpParam = ctx.req.query.help;
+    const isHelp =
+      (ctx.method === 'GET' || ctx.method === 'HEAD') &&
+      ctx.operation === 'read' &&
+      parseBool(Array.isArray(helpParam) ? helpParam[0] : helpParam) === true;
+    if (isHelp) {
+      const bits = acl.capabilities(full);
+      if (!acl.root && ((bits & CAP.deny) !== 0 || bits === 0)) throw permissionDenied();
+    } else {
+      if (!acl.allows(full, ctx.operation)) throw permissionDenied();
+      if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
+    }
+    if (x.token && x.token.numUses > 0) x.token = await tokens.use(x.token);
+  };
+
+  const common: MountOptions<SecretsExtra> = {
+    respond,
+    authorize,
+    extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
+    help: HELP,
+    unsupportedPath: () => unsupportedPath(),
+    unsupportedOperation: () => unsupportedOperation(),
+    invalidRequest: (messages) => new AppError(400, messages),
+  };
+
+  const raw = createDispatcher(createSysRawPaths({ sys: services.sys }), {
+    prefix: '/v1/sys',
+    respond,
+    extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
+    help: false,
+    unsupportedOperation: () => new AppError(405, []),
+    invalidRequest: () => new AppError(400, []),
+  });
+  const sys = createDispatcher(createSysPaths({ sys: services.sys, mounts, policies }), { ...common, prefix: '/v1/sys' });
+  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now() }), { ...common, prefix: '/v1/auth/token' });
+  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
+  const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
+
+  const run = async (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string) => {
+    (res.locals as Record<string, unknown>)[EXTRA_KEY] = extra;
+    await d(req, res, next, reEncode(rel));
+  };
+
+  return async (req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      // Reference §9: an HTTP method Vault does not know is 405 with an empty error list.
+      if (!KNOWN_METHODS.has(req.method)) throw new AppError(405, []);
+      if (options.requireRequestHeader && req.headers['x-secrets-request'] === undefined && req.headers['x-vault-request'] === undefined) {
+        throw new AppError(412, ["missing 'X-Secrets-Request' header"]);
+      }
+      let path: string;
+      try {
+        path = decodeURIComponent(req.path.slice(1));
+      } catch {
+        throw new AppError(400, ['invalid URL escape in path']);
+      }
+      // PostgreSQL text cannot hold NUL; refuse it here rather than fail in storage.
+      if (path.includes('\u0000')) throw new AppError(400, ['invalid path: contains a NUL character']);
+      const ns = req.headers['x-secrets-namespace'] ?? req.headers['x-vault-namespace'];
+      if (typeof ns === 'string' && !['', 'root', 'root/', '/'].includes(ns.trim())) throw new AppError(404, ['namespace not found']);
+      if (req.method === 'PATCH') {
+        const ct = req.headers['content-type'] ?? '';
+        const media = ct.split(';')[0]?.trim().toLowerCase() ?? '';
+        if (media !== MERGE_PATCH) throw new AppError(415, [`PATCH requires Content-Type of ${MERGE_PATCH}, provided ${ct}`]);
+      }
+
+      if (path.startsWith('sys/') && RAW_SYS.has(path.slice(4).replace(/\/$/, ''))) {
+        const extra: SecretsExtra = { token: null, tokenId: '', acl: null, mount: null, mountPath: 'sys/', mountType: 'system' };
+        await run(raw, extra, req, res, next, path.slice(4));
+        return;
+      }
+      if (!(await barrier.isInitialized())) throw notInitializedError();
+      if (barrier.isSealed()) throw sealedError();
+
+      const tokenId = clientToken(req);
+      if (tokenId === '') throw missingToken();
+      const entry = await tokens.lookup(tokenId);
+      if (!entry) throw invalidToken();
+      const acl = await policies.aclFor(entry.policies);
+      // Spec: a path parameter must not end in a period (also rejects `.` and `..`).
+      if (hasPeriodSegment(path)) throw unsupportedPath();
+
+      const base = { token: entry, tokenId, acl };
+      if (path === 'sys' || path.startsWith('sys/')) {
+        await run(sys, { ...base, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
+        return;
+      }
+      if (path === 'auth/token' || path.startsWith('auth/token/')) {
+        await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
+        return;
+      }
+      const mount = mounts.match(path);
+      if (!mount) {
+        if (!acl.allows(path, operationOf(req))) throw permissionDenied();
+        throw new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
+      }
+      const rel = path.length >= mount.path.length ? path.slice(mount.path.length) : '';
+      const d = mount.options.version === '2' ? kv2 : kv1;
+      await run(d, { ...base, mount, mountPath: mount.path, mountType: 'kv' }, req, res, next, rel);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

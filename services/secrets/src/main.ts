@@ -1,0 +1,98 @@
+// Composition root: config -> prisma -> bus -> stores -> services -> app(s) -> listener(s)
+// -> installShutdown. Nothing else reads process.env.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
+import { ConfigError } from '@selfstack/config';
+import { createPrismaClient } from '@selfstack/db';
+import { createListener, installShutdown, type Listener } from '@selfstack/http-kit';
+import { createLogger } from '@selfstack/logger';
+import { Pool } from 'pg';
+import { buildApp } from './app';
+import { loadSecretsConfig } from './config';
+import { createSecretsServices, type SecretsServices } from './services';
+
+const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/selfstack';
+
+/**
+ * Dev mode (as `vault server -dev`): initialise with one share if needed, unseal, and print
+ * the root token and unseal key. Unlike Vault's in-memory dev server the data persists in
+ * Postgres, so the key is kept in SECRETS_DEV_STATE_FILE (default .data/secrets-dev.json)
+ * to unseal again after a restart.
+ */
+async function devMode(services: SecretsServices, rootTokenId: string | undefined, stateFile: string, print: (line: string) => void): Promise<void> {
+  const DEV_STATE_FILE = stateFile;
+  let state: { unseal_key: string; root_token: string } | null = null;
+  if (!(await services.barrier.isInitialized())) {
+    const init = await services.sys.initialize(1, 1, { rootTokenId });
+    state = { unseal_key: init.keys_base64[0] as string, root_token: init.root_token };
+    await mkdir(dirname(DEV_STATE_FILE), { recursive: true });
+    await writeFile(DEV_STATE_FILE, JSON.stringify(state), { mode: 0o600 });
+  } else {
+    try {
+      state = JSON.parse(await readFile(DEV_STATE_FILE, 'utf8')) as { unseal_key: string; root_token: string };
+    } catch {
+      throw new Error(`dev mode: the database is already initialised and ${DEV_STATE_FILE} (its unseal key) is missing`);
+    }
+  }
+  await services.sys.unseal(state.unseal_key, false);
+  print('WARNING! dev mode is enabled! In this mode the unseal key and root token are printed here.');
+  print('');
+  print(`Unseal Key: ${state.unseal_key}`);
+  print(`Root Token: ${state.root_token}`);
+  print('');
+}
+
+async function main(): Promise<void> {
+  const config = await loadSecretsConfig(process.env);
+  const env = config.env;
+  const logger = createLogger({ service: 'secrets', level: env.LOG_LEVEL });
+  for (const w of config.warnings) logger.warn(w);
+
+  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  // Prisma serves the rare barrier operations; the entry store's prepared statements run
+  // on their own node-postgres pool (docs/secrets.md, "Design notes").
+  const prisma = createPrismaClient({ url: databaseUrl, poolSize: 2 });
+  const pool = new Pool({ connectionString: databaseUrl, max: env.SECRETS_DB_POOL, application_name: 'selfstack-secrets' });
+  const bus: Bus = env.REDIS_URL ? createRedisBus({ url: env.REDIS_URL, prefix: 'secrets:', logger }) : createMemoryBus();
+  const services = createSecretsServices({ prisma, pool, bus });
+  await services.start();
+
+  if (env.SECRETS_DEV_MODE) {
+    await devMode(services, env.SECRETS_DEV_ROOT_TOKEN, env.SECRETS_DEV_STATE_FILE, (line) => process.stdout.write(`${line}\n`));
+  }
+
+  const readiness = async () => {
+    let postgres = false;
+    try {
+      await pool.query('SELECT 1');
+      postgres = true;
+    } catch {
+      postgres = false;
+    }
+    return { postgres, unsealed: !services.barrier.isSealed() };
+  };
+
+  const listeners: Listener[] = [];
+  for (const l of config.listeners) {
+    const app = buildApp({ services, logger, listener: l, readiness });
+    const listener = await createListener(app, { port: l.port, host: l.host, maxRequestBytes: l.maxRequestBytes > 0 ? l.maxRequestBytes * 2 : undefined });
+    listeners.push(listener);
+    logger.info('listening', { url: listener.url });
+  }
+  installShutdown({
+    listeners,
+    logger,
+    closers: [
+      { name: 'bus', close: () => bus.close() },
+      { name: 'prisma', close: () => prisma.$disconnect() },
+      { name: 'pg', close: () => pool.end() },
+    ],
+  });
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else process.stderr.write(`secrets: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

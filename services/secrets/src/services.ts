@@ -1,0 +1,69 @@
+// Builds every store and service of the secrets server from its clients. Shared by
+// main.ts (the composition root) and the integration tests, so both run the same graph.
+import type { Bus } from '@selfstack/bus';
+import type { PrismaClient } from '@selfstack/db';
+import type { Pool } from 'pg';
+import { systemClock, type Clock } from './core/clock';
+import { createBarrier, type Barrier } from './features/barrier/barrier.service';
+import { createBarrierStore, createEntryStore } from './features/barrier/barrier.store';
+import type { BarrierStore, EntryStore } from './features/barrier/barrier.types';
+import { createSalt, type Salt } from './features/barrier/salt';
+import { createKvService, type KvService } from './features/kv/kv.service';
+import { createMountService, type MountService } from './features/mounts/mounts.service';
+import { createPolicyService, type PolicyService } from './features/policies/policies.service';
+import { createSysService, type SysService } from './features/sys/sys.service';
+import { createTokenService, type TokenService } from './features/tokens/tokens.service';
+
+export interface SecretsServices {
+  barrier: Barrier;
+  salt: Salt;
+  sys: SysService;
+  tokens: TokenService;
+  policies: PolicyService;
+  mounts: MountService;
+  kv: KvService;
+  clock: Clock;
+  /** Subscribes the caches to the bus (invalidation across replicas). */
+  start(): Promise<void>;
+}
+
+export function createSecretsServices(deps: {
+  prisma?: PrismaClient;
+  /** node-postgres pool for the entry store (the hot path); required with `prisma`. */
+  pool?: Pool;
+  stores?: { entryStore: EntryStore; barrierStore: BarrierStore };
+  bus: Bus;
+  clock?: Clock;
+}): SecretsServices {
+  const clock = deps.clock ?? systemClock;
+  const stores =
+    deps.stores ??
+    (deps.prisma && deps.pool
+      ? { entryStore: createEntryStore({ pool: deps.pool }), barrierStore: createBarrierStore({ prisma: deps.prisma }) }
+      : undefined);
+  if (!stores) throw new Error('createSecretsServices needs prisma and pool, or stores');
+  const barrier = createBarrier(stores);
+  const salt = createSalt({ barrier });
+  const hash = (v: string): string => salt.hash(v);
+  const tokens = createTokenService({ storage: barrier, salt, clock, bus: deps.bus });
+  const policies = createPolicyService({ storage: barrier, bus: deps.bus });
+  const mounts = createMountService({ storage: barrier, bus: deps.bus, now: () => clock.now(), hash });
+  const kv = createKvService({ storage: barrier, clock, bus: deps.bus, hash });
+  const sys = createSysService({ barrier, salt, mounts, policies, tokens, kv, clock });
+  return {
+    barrier,
+    salt,
+    sys,
+    tokens,
+    policies,
+    mounts,
+    kv,
+    clock,
+    async start() {
+      await tokens.start();
+      await policies.start();
+      await mounts.start();
+      await kv.start();
+    },
+  };
+}
