@@ -1,0 +1,47 @@
+// Configuration from the environment, parsed once (docs/scheduler.md "Configuration").
+import { z } from 'zod';
+import { booleanEnv, loadEnv, sharedEnv, type EnvSource } from '@selfstack/config';
+
+const optionalString = z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.string().optional());
+
+/** `SCHEDULER_PEER_REGIONS=eu=http://eu-server:4646,us=http://us-server:4646` */
+const peersEnv = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const out: Record<string, string> = {};
+      if (v === undefined) return out;
+      for (const part of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const eq = part.indexOf('=');
+        const name = part.slice(0, eq);
+        const url = part.slice(eq + 1);
+        try {
+          if (eq <= 0 || !/^https?:$/.test(new URL(url).protocol)) throw new Error('bad');
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `expected region=http(s)://host:port, got ${JSON.stringify(part)}` });
+          continue;
+        }
+        out[name] = url;
+      }
+      return out;
+    }),
+);
+
+export const schedulerEnvSchema = z.object({
+  ...sharedEnv({ port: 4646 }),
+  SCHEDULER_REGION: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^[a-zA-Z0-9-]+$/).default('global')),
+  SCHEDULER_DATACENTER: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).default('dc1')),
+  SCHEDULER_NODE_NAME: optionalString,
+  SCHEDULER_ADVERTISE_ADDR: optionalString,
+  SCHEDULER_ACL_ENABLED: booleanEnv(false),
+  SCHEDULER_NODE_SECRET: optionalString,
+  SCHEDULER_PEER_REGIONS: peersEnv,
+});
+
+export type SchedulerEnv = z.output<typeof schedulerEnvSchema>;
+
+export function loadSchedulerEnv(env: EnvSource): SchedulerEnv {
+  return loadEnv(schedulerEnvSchema, env);
+}

@@ -1,0 +1,60 @@
+// Evaluations in Postgres (scheduler.evaluations), listed by CreateIndex (reference §0.3).
+import type { Prisma } from '@selfstack/db';
+import type { Db } from '../common/common.types';
+import type { Evaluation } from './evaluations.types';
+
+export interface EvalListQuery {
+  namespaces: readonly string[] | null;
+  prefix: string;
+  jobId?: string;
+  status?: string;
+}
+
+export interface EvaluationStore {
+  get(db: Db, id: string): Promise<Evaluation | null>;
+  list(db: Db, q: EvalListQuery): Promise<Evaluation[]>;
+  put(tx: Db, ev: Evaluation): Promise<void>;
+  byJob(db: Db, namespace: string, jobId: string): Promise<Evaluation[]>;
+}
+
+export function createEvaluationStore(): EvaluationStore {
+  return {
+    async get(db, id) {
+      const row = await db.schedulerEvaluation.findUnique({ where: { id } });
+      return row ? (row.data as unknown as Evaluation) : null;
+    },
+    async list(db, q) {
+      const rows = await db.schedulerEvaluation.findMany({
+        where: {
+          ...(q.namespaces !== null ? { namespace: { in: [...q.namespaces] } } : {}),
+          ...(q.prefix !== '' ? { id: { startsWith: q.prefix } } : {}),
+          ...(q.jobId !== undefined ? { jobId: q.jobId } : {}),
+          ...(q.status !== undefined ? { status: q.status } : {}),
+        },
+        // With a prefix Nomad walks the ID index (reference §0.3).
+        orderBy: q.prefix !== '' ? [{ id: 'asc' }] : [{ createIndex: 'asc' }, { id: 'asc' }],
+        select: { data: true },
+      });
+      return rows.map((r) => r.data as unknown as Evaluation);
+    },
+    async put(tx, ev) {
+      const row = {
+        namespace: ev.Namespace,
+        jobId: ev.JobID,
+        status: ev.Status,
+        data: ev as unknown as Prisma.InputJsonValue,
+        createIndex: BigInt(ev.CreateIndex),
+        modifyIndex: BigInt(ev.ModifyIndex),
+      };
+      await tx.schedulerEvaluation.upsert({ where: { id: ev.ID }, create: { id: ev.ID, ...row }, update: row });
+    },
+    async byJob(db, namespace, jobId) {
+      const rows = await db.schedulerEvaluation.findMany({
+        where: { namespace, jobId },
+        orderBy: [{ createIndex: 'asc' }, { id: 'asc' }],
+        select: { data: true },
+      });
+      return rows.map((r) => r.data as unknown as Evaluation);
+    },
+  };
+}

@@ -1,0 +1,123 @@
+// What Nomad-style handlers return and how it is written (reference §0): compact JSON (or
+// indented with `pretty`), gzip when accepted, the index headers of reads and writes, and
+// plain-text errors through the kit's `nomad` error flavour.
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { Response } from 'express';
+import type { OperationContext } from '@selfstack/http-kit';
+import type { Indexed } from '../features/common/common.types';
+import { queryMetaHeaders, writeIndexHeaders } from '../features/query/query.headers';
+import type { RequestExtra } from './request-context';
+
+const gzipAsync = promisify(gzip);
+const REPLY = Symbol('scheduler-reply');
+
+export interface Reply {
+  [REPLY]: true;
+  body: unknown;
+  headers: Record<string, string>;
+  status: number;
+}
+
+function make(body: unknown, headers: Record<string, string> = {}, status = 200): Reply {
+  return { [REPLY]: true, body, headers, status };
+}
+
+/** A blocking-capable read: X-Scheduler-Index, KnownLeader, LastContact (+ Nexttoken). */
+export function readReply<T>(r: Indexed<T> & { nextToken?: string }): Reply {
+  return make(r.value, queryMetaHeaders({ index: r.index, knownLeader: true, lastContactMs: 0, nextToken: r.nextToken ?? '' }));
+}
+
+/** A write: only the index header (Nomad's setIndex). */
+export function writeReply(body: unknown, index: number): Reply {
+  return make(body, writeIndexHeaders(index));
+}
+
+/** A body without index headers (agent and status endpoints). */
+export function plainReply(body: unknown): Reply {
+  return make(body);
+}
+
+/** A write answering with no body (Nomad handlers returning nil), index header only. */
+export function emptyWriteReply(index: number): Reply {
+  return make(undefined, writeIndexHeaders(index));
+}
+
+function isReply(v: unknown): v is Reply {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[REPLY] === true;
+}
+
+/**
+ * Serialised forms of one body object. Services hand the same object to every request
+ * that shares a read (readers woken by one write, snapshot-backed lists), so the JSON text
+ * and its gzip are produced once per (body, form) instead of once per response. Bodies are
+ * never mutated after a handler returned them; a WeakMap lets them go with their last use.
+ */
+interface Encoded {
+  compact?: Buffer;
+  pretty?: Buffer;
+  compactGzip?: Promise<Buffer>;
+  prettyGzip?: Promise<Buffer>;
+}
+
+const encodings = new WeakMap<object, Encoded>();
+
+function encodedOf(body: unknown): Encoded {
+  if (typeof body !== 'object' || body === null) return {};
+  let e = encodings.get(body);
+  if (!e) {
+    e = {};
+    encodings.set(body, e);
+  }
+  return e;
+}
+
+function jsonText(body: unknown, pretty: boolean, e: Encoded): Buffer {
+  if (pretty) return (e.pretty ??= Buffer.from(JSON.stringify(body, null, 4) + '\n'));
+  return (e.compact ??= Buffer.from(JSON.stringify(body)));
+}
+
+function gzipped(text: Buffer, pretty: boolean, e: Encoded): Promise<Buffer> {
+  const key = pretty ? 'prettyGzip' : 'compactGzip';
+  let z = e[key];
+  if (!z) {
+    const p = gzipAsync(text);
+    z = p;
+    e[key] = p;
+    // A failed compression is not cached: the next response tries again.
+    p.catch(() => {
+      if (e[key] === p) delete e[key];
+    });
+  }
+  return z;
+}
+
+const GZIP = /\bgzip\b/i;
+
+export async function respond(ctx: OperationContext<Record<string, never>, RequestExtra>, result: unknown, res: Response): Promise<void> {
+  const reply = isReply(result) ? result : make(result);
+  // Statuses come from this module (200 or a handler's own constant): no need for
+  // Express's validating res.status() on every response.
+  res.statusCode = reply.status;
+  const headers = reply.headers;
+  for (const k in headers) res.setHeader(k, headers[k] as string);
+  if (reply.body === undefined) {
+    res.end();
+    return;
+  }
+  const pretty = ctx.extra.query.pretty;
+  const e = encodedOf(reply.body);
+  const text = jsonText(reply.body, pretty, e);
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Vary', 'Accept-Encoding');
+  const accept = ctx.req.headers['accept-encoding'];
+  if (typeof accept === 'string' && GZIP.test(accept) && ctx.method !== 'HEAD') {
+    const zipped = await gzipped(text, pretty, e);
+    res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Content-Length', String(zipped.length));
+    res.end(zipped);
+    return;
+  }
+  res.setHeader('Content-Length', String(text.length));
+  res.end(text);
+}

@@ -1,0 +1,195 @@
+// Integration harness: a fresh database cloned from the migrated template, a Redis bus
+// with a per-file prefix, the state store and the app (docs/architecture.md "Tests").
+import { randomUUID } from 'node:crypto';
+import type { Express } from 'express';
+import request from 'supertest';
+import { createRedisBus, type Bus } from '@selfstack/bus';
+import { createPrismaClient, type PrismaClient } from '@selfstack/db';
+import { createLogger } from '@selfstack/logger';
+import { createStateStore, type StateStore } from '@selfstack/state';
+import { createTestDatabase, deleteRedisKeys, testRedisPrefix, testRedisUrl, type TestDatabase } from '@selfstack/testing';
+import { buildApp, type SchedulerConfig } from '../src/app';
+import type { Db, JsonObject } from '../src/features/common/common.types';
+import { createAllocationStore } from '../src/features/allocations/allocations.store';
+import type { Allocation } from '../src/features/allocations/allocations.types';
+import { createDeploymentStore } from '../src/features/deployments/deployments.store';
+import type { Deployment } from '../src/features/deployments/deployments.types';
+
+export interface Harness {
+  app: Express;
+  prisma: PrismaClient;
+  state: StateStore<Db>;
+  bus: Bus;
+  db: TestDatabase;
+  close(): Promise<void>;
+  /** Builds another app over the same database and bus (e.g. with ACLs on). */
+  appWith(config: Partial<SchedulerConfig>): Express;
+  /** A second "process": its own Prisma pool, Redis connections and state store, same database and prefix. */
+  sibling(): Promise<{ app: Express; close(): Promise<void> }>;
+}
+
+export const BASE_CONFIG: SchedulerConfig = {
+  region: 'global',
+  datacenter: 'dc1',
+  nodeName: 'test-server',
+  advertiseAddr: '127.0.0.1:4646',
+  aclEnabled: false,
+  nodeSecret: '',
+  peers: {},
+  version: '2.0.6',
+};
+
+export async function startHarness(config: Partial<SchedulerConfig> = {}): Promise<Harness> {
+  const db = await createTestDatabase();
+  const prisma = createPrismaClient({ url: db.url, poolSize: 20 });
+  const prefix = testRedisPrefix();
+  const logger = createLogger({ service: 'scheduler-test', silent: true });
+  const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
+  const state = createStateStore<Db>({ prisma, bus, logger });
+  await state.ready();
+  const appWith = (c: Partial<SchedulerConfig>) => buildApp({ prisma, state, logger, config: { ...BASE_CONFIG, ...config, ...c } });
+  return {
+    app: appWith({}),
+    prisma,
+    state,
+    bus,
+    db,
+    appWith,
+    async sibling() {
+      const prisma2 = createPrismaClient({ url: db.url, poolSize: 10 });
+      const bus2 = createRedisBus({ url: testRedisUrl(), prefix, logger });
+      const state2 = createStateStore<Db>({ prisma: prisma2, bus: bus2, logger });
+      await state2.ready();
+      return {
+        app: buildApp({ prisma: prisma2, state: state2, logger, config: { ...BASE_CONFIG, ...config } }),
+        async close() {
+          await state2.close();
+          await bus2.close();
+          await prisma2.$disconnect();
+        },
+      };
+    },
+    async close() {
+      await state.close();
+      await bus.close();
+      await prisma.$disconnect();
+      await deleteRedisKeys(prefix).catch(() => 0);
+      await db.drop();
+    },
+  };
+}
+
+export function minimalJob(id: string, extra: JsonObject = {}): JsonObject {
+  return {
+    ID: id,
+    TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'server', Driver: 'docker', Config: { image: 'nginx' } }] }],
+    ...extra,
+  };
+}
+
+export async function registerJob(app: Express, job: JsonObject, headers: Record<string, string> = {}) {
+  const res = await request(app).put('/v1/jobs').set(headers).send({ Job: job });
+  if (res.status !== 200) throw new Error(`register ${String(job['ID'])}: ${res.status} ${res.text}`);
+  return res.body as JsonObject;
+}
+
+export async function registerNode(app: Express, fields: JsonObject = {}, headers: Record<string, string> = {}) {
+  const id = randomUUID();
+  const res = await request(app)
+    .put('/v1/internal/node/register')
+    .set(headers)
+    .send({
+      Node: {
+        ID: id,
+        SecretID: randomUUID(),
+        Name: `node-${id.slice(0, 8)}`,
+        Datacenter: 'dc1',
+        HTTPAddr: '10.0.0.5:4646',
+        Attributes: { 'os.name': 'ubuntu', 'nomad.version': '2.0.6', 'kernel.name': 'linux' },
+        Meta: { rack: 'r1' },
+        Drivers: { docker: { Attributes: {}, Detected: true, Healthy: true, HealthDescription: 'Healthy', UpdateTime: '2026-11-22T00:00:00Z' } },
+        ...fields,
+      },
+    });
+  if (res.status !== 200) throw new Error(`register node: ${res.status} ${res.text}`);
+  return id;
+}
+
+/** Store-level fixture: an allocation (placement is the next issue's scheduler). */
+export async function insertAllocation(h: Harness, a: Partial<Allocation> & { JobID: string; NodeID: string }): Promise<Allocation> {
+  const store = createAllocationStore();
+  const { result } = await h.state.withWrite(['allocs'], async ({ tx, index, emit }) => {
+    const jobRow = await tx.schedulerJob.findUnique({ where: { namespace_id: { namespace: a.Namespace ?? 'default', id: a.JobID } } });
+    const job = (jobRow?.data ?? null) as JsonObject | null;
+    const alloc: Allocation = {
+      ID: randomUUID(),
+      EvalID: '',
+      Name: `${a.JobID}.web[0]`,
+      Namespace: 'default',
+      NodeName: 'node',
+      Job: job,
+      TaskGroup: 'web',
+      DesiredStatus: 'run',
+      DesiredDescription: '',
+      ClientStatus: 'running',
+      ClientDescription: '',
+      DeploymentID: '',
+      DeploymentStatus: null,
+      DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: null },
+      TaskStates: null,
+      CreateTime: Date.now() * 1e6,
+      ModifyTime: Date.now() * 1e6,
+      ...a,
+      CreateIndex: index,
+      ModifyIndex: index,
+    };
+    await store.put(tx, alloc);
+    emit({ topic: 'Allocation', type: 'PlanResult', key: alloc.ID, namespace: alloc.Namespace, filterKeys: [alloc.JobID, alloc.DeploymentID], payload: { Allocation: { ...alloc, Job: null } } });
+    return alloc;
+  });
+  return result;
+}
+
+/** Store-level fixture: a running deployment of a job. */
+export async function insertDeployment(h: Harness, jobId: string, over: Partial<Deployment> = {}): Promise<Deployment> {
+  const store = createDeploymentStore();
+  const { result } = await h.state.withWrite(['deployment'], async ({ tx, index, emit }) => {
+    const d: Deployment = {
+      ID: randomUUID(),
+      Namespace: 'default',
+      JobID: jobId,
+      JobVersion: 0,
+      JobModifyIndex: 0,
+      JobSpecModifyIndex: 0,
+      JobCreateIndex: 0,
+      IsMultiregion: false,
+      TaskGroups: {
+        web: {
+          AutoRevert: false,
+          AutoPromote: false,
+          ProgressDeadline: 600_000_000_000,
+          RequireProgressBy: null,
+          Promoted: false,
+          PlacedCanaries: null,
+          DesiredCanaries: 1,
+          DesiredTotal: 2,
+          PlacedAllocs: 0,
+          HealthyAllocs: 0,
+          UnhealthyAllocs: 0,
+        },
+      },
+      Status: 'running',
+      StatusDescription: 'Deployment is running',
+      EvalPriority: 50,
+      CreateTime: Date.now() * 1e6,
+      ModifyTime: Date.now() * 1e6,
+      ...over,
+      CreateIndex: index,
+      ModifyIndex: index,
+    };
+    await store.put(tx, d);
+    emit({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: d.ID, namespace: d.Namespace, filterKeys: [d.JobID], payload: { Deployment: d } });
+    return d;
+  });
+  return result;
+}
