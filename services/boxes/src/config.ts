@@ -1,0 +1,135 @@
+// Configuration of the box-hosting service, parsed once by main.ts and the admin CLI
+// (docs/boxes.md "Configuration"). Every problem is reported together by loadEnv.
+import { z } from 'zod';
+import { blobStoreEnvSchema, type BlobStoreConfig } from '@selfstack/blob';
+import { booleanEnv, ConfigError, durationEnv, emptyToUndefined, integerEnv, loadEnv, optionalEnv as optional, sharedEnv, type ConfigProblem, type EnvSource } from '@selfstack/config';
+
+const GiB = 1024 * 1024 * 1024;
+export const DEFAULT_BLOB_ROOT = '.data/boxes-blobs';
+
+export function boxesEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
+  return z
+    .object({
+      ...sharedEnv({ port: 3100 }),
+      BOXES_PUBLIC_URL: optional(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' })),
+      BOXES_SIGNING_KEY: optional(z.string().min(32, { message: 'must be at least 32 characters (HMAC key of upload URLs)' })),
+      BOXES_UPLOAD_URL_TTL: durationEnv('10m'),
+      BOXES_MAX_UPLOAD_BYTES: integerEnv(100 * GiB, { min: 1 }),
+      BOXES_TRUST_PROXY: booleanEnv(false),
+      BOXES_BOOTSTRAP_ADMIN_USERNAME: optional(z.string()),
+      BOXES_BOOTSTRAP_ADMIN_EMAIL: optional(z.email({ message: 'must be an e-mail address' })),
+      BOXES_BOOTSTRAP_ADMIN_PASSWORD: optional(z.string().min(12, { message: 'must be at least 12 characters' })),
+      BOXES_BOOTSTRAP_ADMIN_TOKEN: optional(z.string().min(32, { message: 'must be at least 32 characters' }).max(512)),
+      BOXES_TWO_FACTOR_SENDER: z.preprocess(emptyToUndefined, z.enum(['outbox', 'webhook']).default('outbox')),
+      BOXES_TWO_FACTOR_WEBHOOK_URL: optional(z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' })),
+      BOXES_TWO_FACTOR_WEBHOOK_TOKEN: optional(z.string()),
+      BOXES_TWO_FACTOR_CODE_TTL: durationEnv('5m'),
+      BOXES_RATE_LIMIT_API_PER_MINUTE: integerEnv(1200, { min: 1 }),
+      BOXES_RATE_LIMIT_LOGIN_PER_MINUTE: integerEnv(10, { min: 1 }),
+      BOXES_MAINTENANCE_CHECK_INTERVAL: durationEnv('2s'),
+    })
+    .and(blobStoreEnvSchema('BOXES_', defaultBlobRoot));
+}
+
+export interface BootstrapAdmin {
+  username: string;
+  email: string | undefined;
+  password: string;
+  token: string | undefined;
+}
+
+export interface BoxesConfig {
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: 'error' | 'warn' | 'info' | 'http' | 'verbose' | 'debug' | 'silly';
+  host: string;
+  port: number;
+  maxRequestBytes: number;
+  publicUrl: string | undefined;
+  signingKey: string | undefined;
+  uploadUrlTtlMs: number;
+  maxUploadBytes: number;
+  trustProxy: boolean;
+  bootstrapAdmin: BootstrapAdmin | undefined;
+  twoFactor: { sender: 'outbox' | 'webhook'; webhookUrl: string | undefined; webhookToken: string | undefined; codeTtlMs: number };
+  rateLimits: { apiPerMinute: number; loginPerMinute: number };
+  maintenanceCheckMs: number;
+  blob: BlobStoreConfig;
+}
+
+const isSet = (v: string | undefined) => v !== undefined && v.trim() !== '';
+
+/**
+ * Rules that tie variables together. Checked on the raw environment, apart from the
+ * schema, so they are reported together with every per-variable problem (zod skips
+ * object refinements once a field failed).
+ */
+function crossProblems(env: EnvSource): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (env.BOXES_TWO_FACTOR_SENDER?.trim() === 'webhook' && !isSet(env.BOXES_TWO_FACTOR_WEBHOOK_URL)) {
+    problems.push({ where: 'BOXES_TWO_FACTOR_WEBHOOK_URL', message: 'is required when BOXES_TWO_FACTOR_SENDER=webhook' });
+  }
+  if (isSet(env.BOXES_BOOTSTRAP_ADMIN_USERNAME) !== isSet(env.BOXES_BOOTSTRAP_ADMIN_PASSWORD)) {
+    problems.push({ where: 'BOXES_BOOTSTRAP_ADMIN_PASSWORD', message: 'BOXES_BOOTSTRAP_ADMIN_USERNAME and BOXES_BOOTSTRAP_ADMIN_PASSWORD must be set together' });
+  }
+  if (isSet(env.BOXES_BOOTSTRAP_ADMIN_TOKEN) && !isSet(env.BOXES_BOOTSTRAP_ADMIN_USERNAME)) {
+    problems.push({ where: 'BOXES_BOOTSTRAP_ADMIN_TOKEN', message: 'needs BOXES_BOOTSTRAP_ADMIN_USERNAME' });
+  }
+  return problems;
+}
+
+function parseEnv(env: EnvSource, defaultBlobRoot: string) {
+  const cross = crossProblems(env);
+  try {
+    const parsed = loadEnv(boxesEnvSchema(defaultBlobRoot), env);
+    if (cross.length > 0) throw new ConfigError(`invalid configuration (${cross.length} problem${cross.length === 1 ? '' : 's'}):`, cross);
+    return parsed;
+  } catch (err) {
+    if (!(err instanceof ConfigError) || cross.length === 0 || err.problems.some((p) => cross.includes(p))) throw err;
+    const all = [...err.problems, ...cross];
+    throw new ConfigError(`invalid configuration (${all.length} problems):`, all);
+  }
+}
+
+export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): BoxesConfig {
+  const e = parseEnv(env, defaultBlobRoot);
+  const blob = e as unknown as BlobStoreConfig;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    host: e.HOST,
+    port: e.PORT,
+    maxRequestBytes: e.MAX_REQUEST_BYTES,
+    publicUrl: e.BOXES_PUBLIC_URL,
+    signingKey: e.BOXES_SIGNING_KEY,
+    uploadUrlTtlMs: e.BOXES_UPLOAD_URL_TTL,
+    maxUploadBytes: e.BOXES_MAX_UPLOAD_BYTES,
+    trustProxy: e.BOXES_TRUST_PROXY,
+    bootstrapAdmin:
+      e.BOXES_BOOTSTRAP_ADMIN_USERNAME !== undefined && e.BOXES_BOOTSTRAP_ADMIN_PASSWORD !== undefined
+        ? { username: e.BOXES_BOOTSTRAP_ADMIN_USERNAME, email: e.BOXES_BOOTSTRAP_ADMIN_EMAIL, password: e.BOXES_BOOTSTRAP_ADMIN_PASSWORD, token: e.BOXES_BOOTSTRAP_ADMIN_TOKEN }
+        : undefined,
+    twoFactor: {
+      sender: e.BOXES_TWO_FACTOR_SENDER,
+      webhookUrl: e.BOXES_TWO_FACTOR_WEBHOOK_URL,
+      webhookToken: e.BOXES_TWO_FACTOR_WEBHOOK_TOKEN,
+      codeTtlMs: e.BOXES_TWO_FACTOR_CODE_TTL,
+    },
+    rateLimits: { apiPerMinute: e.BOXES_RATE_LIMIT_API_PER_MINUTE, loginPerMinute: e.BOXES_RATE_LIMIT_LOGIN_PER_MINUTE },
+    maintenanceCheckMs: e.BOXES_MAINTENANCE_CHECK_INTERVAL,
+    blob: blob.kind === 's3' ? pickS3(blob) : { kind: 'fs', root: blob.root },
+  };
+}
+
+function pickS3(b: Extract<BlobStoreConfig, { kind: 's3' }>): BlobStoreConfig {
+  return {
+    kind: 's3',
+    bucket: b.bucket,
+    ...(b.endpoint === undefined ? {} : { endpoint: b.endpoint }),
+    ...(b.region === undefined ? {} : { region: b.region }),
+    ...(b.prefix === undefined ? {} : { prefix: b.prefix }),
+    ...(b.forcePathStyle === undefined ? {} : { forcePathStyle: b.forcePathStyle }),
+    ...(b.credentials === undefined ? {} : { credentials: b.credentials }),
+  };
+}

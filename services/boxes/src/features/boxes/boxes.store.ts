@@ -1,0 +1,250 @@
+// Boxes, versions and providers (boxes.boxes, boxes.versions, boxes.providers).
+// Uniqueness (box name per owner, version per box, provider per version) is enforced by
+// unique indexes, so concurrent creators race in Postgres and exactly one wins; the
+// losers get DuplicateError.
+import { randomUUID } from 'node:crypto';
+import { Prisma, type PrismaClient } from '@selfstack/db';
+import { DuplicateError, isUniqueViolation } from '../accounts/accounts.store';
+import { BOX_DOCUMENT, boxFromDocument } from './boxes.read-sql';
+import type { BoxRecord, ProviderRecord, SearchParams, VersionRecord } from './boxes.types';
+
+const BOX_INCLUDE = {
+  owner: { select: { id: true, username: true, billingState: true } },
+  versions: { include: { providers: { orderBy: { createdAt: 'asc' } } }, orderBy: { createdAt: 'asc' } },
+} as const satisfies Prisma.BoxInclude;
+
+export interface NewBox {
+  ownerId: string;
+  ownerUsername: string;
+  name: string;
+  shortDescription: string;
+  descriptionMarkdown: string;
+  descriptionHtml: string;
+  isPrivate: boolean;
+}
+
+export interface BoxPatch {
+  name?: string;
+  shortDescription?: string;
+  descriptionMarkdown?: string;
+  descriptionHtml?: string;
+  isPrivate?: boolean;
+}
+
+export interface ProviderData {
+  name: string;
+  url: string | null;
+  checksum: string | null;
+  checksumType: string | null;
+}
+
+export type ReleaseOutcome = 'released' | 'no-valid-provider' | 'wrong-state';
+
+export interface BoxStore {
+  findBox(username: string, name: string): Promise<BoxRecord | null>;
+  listByOwner(ownerId: string, includePrivate: boolean): Promise<BoxRecord[]>;
+  createBox(box: NewBox): Promise<BoxRecord>;
+  updateBox(box: BoxRecord, patch: BoxPatch): Promise<BoxRecord>;
+  deleteBox(id: string): Promise<void>;
+  createVersion(boxId: string, data: { version: string; descriptionMarkdown: string; descriptionHtml: string }): Promise<VersionRecord>;
+  updateVersion(boxId: string, id: string, data: { version?: string; descriptionMarkdown?: string; descriptionHtml?: string }): Promise<VersionRecord>;
+  deleteVersion(boxId: string, id: string): Promise<void>;
+  /** unreleased|revoked -> active, only while a usable provider exists (one transaction). */
+  releaseVersion(boxId: string, id: string): Promise<ReleaseOutcome>;
+  /** active -> revoked; false when the version is not active. */
+  revokeVersion(boxId: string, id: string): Promise<boolean>;
+  findVersion(id: string): Promise<VersionRecord | null>;
+  createProvider(boxId: string, versionId: string, data: ProviderData): Promise<ProviderRecord>;
+  updateProvider(boxId: string, id: string, data: Partial<ProviderData> & { hosted?: boolean; blobKey?: string | null }): Promise<ProviderRecord>;
+  deleteProvider(boxId: string, id: string): Promise<void>;
+  search(params: SearchParams, visibility: { all: true } | { ownerIds: readonly string[] }): Promise<BoxRecord[]>;
+  incrementDownloads(boxId: string): Promise<void>;
+}
+
+function rethrowDuplicate(err: unknown, what: string): never {
+  if (isUniqueViolation(err)) throw new DuplicateError(what);
+  throw err;
+}
+
+export function searchTextOf(username: string, name: string, shortDescription: string): string {
+  return `${username} ${name} ${shortDescription}`.toLowerCase();
+}
+
+export function createBoxStore(prisma: PrismaClient): BoxStore {
+  // Changes below a box move its updated_at (search sort "updated").
+  const touchBox = (tx: Prisma.TransactionClient, boxId: string) => tx.box.update({ where: { id: boxId }, data: { updatedAt: new Date() } });
+
+  return {
+    async findBox(username, name) {
+      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
+        SELECT ${BOX_DOCUMENT} AS box FROM "boxes"."boxes" b JOIN "boxes"."accounts" a ON a.id = b.owner_id
+         WHERE a.username = ${username} AND b.name = ${name}`;
+      return rows[0] ? boxFromDocument(rows[0].box) : null;
+    },
+
+    async listByOwner(ownerId, includePrivate) {
+      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
+        SELECT ${BOX_DOCUMENT} AS box FROM "boxes"."boxes" b JOIN "boxes"."accounts" a ON a.id = b.owner_id
+         WHERE b.owner_id = ${ownerId} ${includePrivate ? Prisma.empty : Prisma.sql`AND NOT b.is_private`}
+         ORDER BY b.name`;
+      return rows.map((r) => boxFromDocument(r.box));
+    },
+
+    async createBox(box) {
+      try {
+        return await prisma.box.create({
+          data: {
+            id: randomUUID(),
+            ownerId: box.ownerId,
+            name: box.name,
+            shortDescription: box.shortDescription,
+            descriptionMarkdown: box.descriptionMarkdown,
+            descriptionHtml: box.descriptionHtml,
+            isPrivate: box.isPrivate,
+            searchText: searchTextOf(box.ownerUsername, box.name, box.shortDescription),
+          },
+          include: BOX_INCLUDE,
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'box');
+      }
+    },
+
+    async updateBox(box, patch) {
+      const name = patch.name ?? box.name;
+      const shortDescription = patch.shortDescription ?? box.shortDescription;
+      try {
+        return await prisma.box.update({
+          where: { id: box.id },
+          data: { ...patch, searchText: searchTextOf(box.owner.username, name, shortDescription) },
+          include: BOX_INCLUDE,
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'box');
+      }
+    },
+
+    async deleteBox(id) {
+      await prisma.box.deleteMany({ where: { id } });
+    },
+
+    async createVersion(boxId, data) {
+      try {
+        return await prisma.$transaction(async (tx) => {
+          const v = await tx.boxVersion.create({ data: { id: randomUUID(), boxId, ...data }, include: { providers: true } });
+          await touchBox(tx, boxId);
+          return v;
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'version');
+      }
+    },
+
+    async updateVersion(boxId, id, data) {
+      try {
+        return await prisma.$transaction(async (tx) => {
+          const v = await tx.boxVersion.update({ where: { id }, data, include: { providers: { orderBy: { createdAt: 'asc' } } } });
+          await touchBox(tx, boxId);
+          return v;
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'version');
+      }
+    },
+
+    async deleteVersion(boxId, id) {
+      await prisma.$transaction(async (tx) => {
+        await tx.boxVersion.deleteMany({ where: { id } });
+        await touchBox(tx, boxId);
+      });
+    },
+
+    releaseVersion: (boxId, id) =>
+      prisma.$transaction(async (tx) => {
+        // Lock the version row: a concurrent provider delete or second release waits.
+        await tx.$queryRaw`SELECT id FROM "boxes"."versions" WHERE id = ${id} FOR UPDATE`;
+        const usable = await tx.boxProvider.count({ where: { versionId: id, OR: [{ url: { not: null } }, { blobKey: { not: null } }] } });
+        if (usable === 0) return 'no-valid-provider' as const;
+        const r = await tx.boxVersion.updateMany({ where: { id, status: { in: ['unreleased', 'revoked'] } }, data: { status: 'active' } });
+        if (r.count === 0) return 'wrong-state' as const;
+        await touchBox(tx, boxId);
+        return 'released' as const;
+      }),
+
+    revokeVersion: (boxId, id) =>
+      prisma.$transaction(async (tx) => {
+        const r = await tx.boxVersion.updateMany({ where: { id, status: 'active' }, data: { status: 'revoked' } });
+        if (r.count > 0) await touchBox(tx, boxId);
+        return r.count > 0;
+      }),
+
+    findVersion: (id) => prisma.boxVersion.findUnique({ where: { id }, include: { providers: { orderBy: { createdAt: 'asc' } } } }),
+
+    async createProvider(boxId, versionId, data) {
+      try {
+        return await prisma.$transaction(async (tx) => {
+          const p = await tx.boxProvider.create({ data: { id: randomUUID(), versionId, ...data } });
+          await touchBox(tx, boxId);
+          return p;
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'provider');
+      }
+    },
+
+    async updateProvider(boxId, id, data) {
+      try {
+        return await prisma.$transaction(async (tx) => {
+          const p = await tx.boxProvider.update({ where: { id }, data });
+          await touchBox(tx, boxId);
+          return p;
+        });
+      } catch (err) {
+        return rethrowDuplicate(err, 'provider');
+      }
+    },
+
+    async deleteProvider(boxId, id) {
+      await prisma.$transaction(async (tx) => {
+        await tx.boxProvider.deleteMany({ where: { id } });
+        await touchBox(tx, boxId);
+      });
+    },
+
+    async search(params, visibility) {
+      const conditions: Prisma.Sql[] = [
+        // Every hit needs a current_version (the CLI dereferences it, reference A.3); with
+        // a provider filter, that provider must be usable in a released version.
+        params.provider
+          ? Prisma.sql`EXISTS (SELECT 1 FROM "boxes"."versions" v JOIN "boxes"."providers" p ON p.version_id = v.id
+                          WHERE v.box_id = b.id AND v.status = 'active' AND p.name = ${params.provider}
+                            AND (p.url IS NOT NULL OR p.blob_key IS NOT NULL))`
+          : Prisma.sql`EXISTS (SELECT 1 FROM "boxes"."versions" v WHERE v.box_id = b.id AND v.status = 'active')`,
+      ];
+      if (!('all' in visibility)) {
+        conditions.push(
+          visibility.ownerIds.length > 0
+            ? Prisma.sql`(NOT b.is_private OR b.owner_id IN (${Prisma.join([...visibility.ownerIds])}))`
+            : Prisma.sql`NOT b.is_private`,
+        );
+      }
+      // search_text is lower-cased and trigram-indexed (boxes_search_text_idx, GIN
+      // gin_trgm_ops), which serves LIKE '%q%'; %, _ and \ in q are literal.
+      if (params.q) conditions.push(Prisma.sql`b.search_text LIKE ${`%${params.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
+      const column = params.sort === 'downloads' ? Prisma.sql`b.downloads` : params.sort === 'created' ? Prisma.sql`b.created_at` : Prisma.sql`b.updated_at`;
+      const direction = params.order === 'asc' ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
+        SELECT ${BOX_DOCUMENT} AS box FROM (
+          SELECT b.* FROM "boxes"."boxes" b WHERE ${Prisma.join(conditions, ' AND ')}
+           ORDER BY ${column} ${direction}, b.id ASC
+           LIMIT ${params.limit} OFFSET ${(params.page - 1) * params.limit}
+        ) b JOIN "boxes"."accounts" a ON a.id = b.owner_id
+        ORDER BY ${column} ${direction}, b.id ASC`;
+      return rows.map((r) => boxFromDocument(r.box));
+    },
+
+    async incrementDownloads(boxId) {
+      await prisma.box.updateMany({ where: { id: boxId }, data: { downloads: { increment: 1 } } });
+    },
+  };
+}
