@@ -1,0 +1,52 @@
+// buildApp(deps): the registry's Express app (never listens; the supertest target).
+import type { Express } from 'express';
+import { createKitApp, mountPaths } from '@selfstack/http-kit';
+import type { Logger } from '@selfstack/logger';
+import { adminPaths, authorizeAdmin } from './features/admin/admin.paths';
+import type { AdminService } from './features/admin/admin.service';
+import type { AuthService } from './features/auth/auth.service';
+import { discoveryPaths } from './features/discovery/discovery.paths';
+import { downloadsSummaryPaths } from './features/modules/downloads-summary.paths';
+import { authorizeModuleRead, modulesPaths, principalExtra } from './features/modules/modules.paths';
+import type { ModuleService } from './features/modules/modules.service';
+import type { PublishService } from './features/publish/publish.service';
+import { registryRespond } from './http/reply';
+
+export interface RegistryAppDeps {
+  logger: Logger;
+  auth: AuthService;
+  modules: ModuleService;
+  publish: PublishService;
+  admin: AdminService;
+  maxArchiveBytes: number;
+  /** JSON bodies (admin API); archives have their own limit. */
+  maxRequestBytes?: number;
+  readiness?: () => Promise<Record<string, boolean>>;
+  /** One log line per request (default true; benchmarks turn it off). */
+  requestLog?: boolean;
+}
+
+export function buildApp(deps: RegistryAppDeps): Express {
+  return createKitApp(
+    {
+      service: 'registry',
+      logger: deps.logger,
+      errorFlavour: 'registry',
+      maxRequestBytes: deps.maxRequestBytes ?? 1024 * 1024,
+      ...(deps.readiness ? { readiness: deps.readiness } : {}),
+      ...(deps.requestLog === undefined ? {} : { requestLog: deps.requestLog }),
+    },
+    (app) => {
+      const extra = principalExtra(deps.auth);
+      const common = { extra, respond: registryRespond, logger: deps.logger };
+      mountPaths(app, discoveryPaths(), { prefix: '/.well-known', respond: registryRespond, logger: deps.logger, help: false });
+      mountPaths(app, adminPaths({ admin: deps.admin, auth: deps.auth }), { ...common, prefix: '/v1/admin', authorize: authorizeAdmin(deps.auth) });
+      mountPaths(app, modulesPaths({ modules: deps.modules, publish: deps.publish, auth: deps.auth, maxArchiveBytes: deps.maxArchiveBytes }), {
+        ...common,
+        prefix: '/v1/modules',
+        authorize: authorizeModuleRead(deps.auth),
+      });
+      mountPaths(app, downloadsSummaryPaths({ modules: deps.modules }), { ...common, prefix: '/v2/modules', authorize: authorizeModuleRead(deps.auth) });
+    },
+  );
+}

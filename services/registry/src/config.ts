@@ -1,0 +1,79 @@
+// Configuration of the registry service, parsed once by main.ts (docs/registry.md
+// "Configuration"). Every problem is reported together by loadEnv.
+import { z } from 'zod';
+import { booleanEnv, durationEnv, integerEnv, loadEnv, optionalEnv, sharedEnv, type EnvSource } from '@selfstack/config';
+import { blobStoreEnvSchema, type BlobStoreConfig } from '@selfstack/blob';
+
+const MiB = 1024 * 1024;
+const secret = (min: number, what: string) => optionalEnv(z.string().min(min, { message: `must be at least ${min} characters (${what})` }));
+
+export const DEFAULT_BLOB_ROOT = '.data/blobs';
+
+export function registryEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
+  return z
+    .object({
+      ...sharedEnv({ port: 3200 }),
+      REGISTRY_PUBLIC_READS: booleanEnv(true),
+      REGISTRY_PUBLIC_ARCHIVES: booleanEnv(false),
+      REGISTRY_SIGNING_KEY: secret(32, 'HMAC key of the signed archive URLs'),
+      REGISTRY_ADMIN_TOKEN: secret(16, 'the bootstrap admin token'),
+      REGISTRY_ARCHIVE_URL_TTL: durationEnv('5m'),
+      REGISTRY_MAX_ARCHIVE_BYTES: integerEnv(20 * MiB, { min: 1024, what: 'a byte count' }),
+      REGISTRY_MAX_UNPACKED_BYTES: integerEnv(200 * MiB, { min: 1024, what: 'a byte count' }),
+      REGISTRY_MAX_ARCHIVE_ENTRIES: integerEnv(10_000, { min: 1, what: 'a byte count' }),
+    })
+    .and(blobStoreEnvSchema('REGISTRY_', defaultBlobRoot));
+}
+
+export interface RegistryConfig {
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  logLevel: 'error' | 'warn' | 'info' | 'http' | 'verbose' | 'debug' | 'silly';
+  host: string;
+  port: number;
+  maxRequestBytes: number;
+  publicReads: boolean;
+  publicArchives: boolean;
+  signingKey: string | undefined;
+  adminToken: string | undefined;
+  archiveUrlTtlSeconds: number;
+  maxArchiveBytes: number;
+  maxUnpackedBytes: number;
+  maxArchiveEntries: number;
+  blob: BlobStoreConfig;
+}
+
+export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): RegistryConfig {
+  const e = loadEnv(registryEnvSchema(defaultBlobRoot), env);
+  const blob: BlobStoreConfig =
+    e.kind === 's3'
+      ? {
+          kind: 's3',
+          bucket: e.bucket,
+          ...(e.endpoint === undefined ? {} : { endpoint: e.endpoint }),
+          ...(e.region === undefined ? {} : { region: e.region }),
+          ...(e.prefix === undefined ? {} : { prefix: e.prefix }),
+          ...(e.forcePathStyle === undefined ? {} : { forcePathStyle: e.forcePathStyle }),
+          ...(e.credentials === undefined ? {} : { credentials: e.credentials }),
+        }
+      : { kind: 'fs', root: e.root };
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    host: e.HOST,
+    port: e.PORT,
+    // The listener must let an archive of the maximum size through to the app, which
+    // then answers 413 itself above REGISTRY_MAX_ARCHIVE_BYTES.
+    maxRequestBytes: Math.max(e.MAX_REQUEST_BYTES, e.REGISTRY_MAX_ARCHIVE_BYTES + 64 * 1024),
+    publicReads: e.REGISTRY_PUBLIC_READS,
+    publicArchives: e.REGISTRY_PUBLIC_ARCHIVES,
+    signingKey: e.REGISTRY_SIGNING_KEY,
+    adminToken: e.REGISTRY_ADMIN_TOKEN,
+    archiveUrlTtlSeconds: Math.max(1, Math.round(e.REGISTRY_ARCHIVE_URL_TTL / 1000)),
+    maxArchiveBytes: e.REGISTRY_MAX_ARCHIVE_BYTES,
+    maxUnpackedBytes: e.REGISTRY_MAX_UNPACKED_BYTES,
+    maxArchiveEntries: e.REGISTRY_MAX_ARCHIVE_ENTRIES,
+    blob,
+  };
+}

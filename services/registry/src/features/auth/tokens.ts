@@ -1,0 +1,33 @@
+// API token format and hashing. Tokens are 256 random bits, so a plain SHA-256 is the
+// right at-rest hash (no salt/stretching needed: nothing to brute-force), and lookups go
+// by hash, so no secret is ever compared in variable time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const TOKEN_PREFIX = 'rgt_';
+
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two secrets of any length (hash both first). */
+export function secretsEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a, 'utf8').digest();
+  const hb = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/** `Authorization: Bearer <t>` (Terraform's credentials); also `X-Registry-Token: <t>`. */
+export function tokenFromHeaders(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const auth = headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  const alt = headers['x-registry-token'];
+  if (typeof alt === 'string' && alt.trim() !== '') return alt.trim();
+  return undefined;
+}

@@ -1,0 +1,240 @@
+// Reading the registry: the endpoints of spec part B (list, search, versions, download,
+// latest, one version, download latest, downloads summary) and the archive itself.
+import type { Readable } from 'node:stream';
+import { NotFoundError, UnauthorizedError } from '@selfstack/errors';
+import type { BlobStore } from '@selfstack/blob';
+import { ARCHIVE_CONTENT_TYPES } from '../archive/archive';
+import type { ArchiveFormat } from '../archive/archive.types';
+import type { ModulePart } from '../analysis/analysis.types';
+import type { ArchiveSigner } from '../downloads/signing';
+import { compareVersionsDesc } from './names';
+import type { ModuleStore } from './modules.store';
+import type {
+  DownloadsSummary,
+  ModuleDetail,
+  ModuleFilter,
+  ModuleList,
+  ModulePartView,
+  ModuleRecord,
+  ModuleSummary,
+  VersionRecord,
+  VersionsResponse,
+} from './modules.types';
+import { PAGE_RULES, paginationMeta, resolvePage } from './pagination';
+import { toSearchQuery } from './search';
+
+/** Where the request came from, for `next_url` (the path and query the client sent). */
+export interface RequestUrl {
+  path: string;
+  query: [string, string][];
+}
+
+export interface ListParams {
+  namespace?: string;
+  provider?: string;
+  verified?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface ArchiveDownload {
+  stream: Readable;
+  size: number;
+  sha256: string;
+  contentType: string;
+  filename: string;
+}
+
+export interface ModuleService {
+  list(params: ListParams, url: RequestUrl): Promise<ModuleList>;
+  search(q: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
+  latestForAllProviders(namespace: string, name: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
+  versions(namespace: string, name: string, provider: string): Promise<VersionsResponse>;
+  /** `version` undefined: the latest version. */
+  detail(namespace: string, name: string, provider: string, version?: string): Promise<ModuleDetail>;
+  /** The X-Registry-Get location (relative to the download URL); records a download unless `record` is false. */
+  downloadLocation(namespace: string, name: string, provider: string, version: string, record?: boolean): Promise<string>;
+  latestVersion(namespace: string, name: string, provider: string): Promise<string>;
+  downloadsSummary(namespace: string, name: string, provider: string): Promise<DownloadsSummary>;
+  /**
+   * Opens the archive of a version. Allowed with a valid signature from the download
+   * endpoint, with `authorized` (a valid registry token), or always when archives are
+   * public by configuration.
+   */
+  openArchive(
+    address: { namespace: string; name: string; provider: string; version: string; format: ArchiveFormat },
+    access: { signature: string | undefined; authorized: boolean },
+  ): Promise<ArchiveDownload>;
+}
+
+export interface ModuleServiceDeps {
+  store: ModuleStore;
+  blobs: BlobStore;
+  signer: ArchiveSigner;
+  publicArchives: boolean;
+}
+
+export const ARCHIVE_FILENAMES: Record<ArchiveFormat, string> = { 'tar.gz': 'archive.tar.gz', zip: 'archive.zip' };
+
+/** Spec: "ISO 8601 UTC timestamp with microseconds" (JS dates carry milliseconds). */
+export function microsecondTimestamp(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+function filterOf(params: ListParams, namespace?: string): ModuleFilter {
+  const f: ModuleFilter = { verifiedOnly: params.verified === 'true' };
+  const ns = namespace ?? params.namespace;
+  if (ns !== undefined) f.namespace = ns;
+  if (params.provider !== undefined) f.provider = params.provider;
+  return f;
+}
+
+export function summaryOf(m: ModuleRecord, v?: Pick<VersionRecord, 'version' | 'description' | 'source' | 'publishedAt'>): ModuleSummary {
+  const version = v?.version ?? m.latestVersion;
+  return {
+    id: `${m.namespace}/${m.name}/${m.provider}/${version}`,
+    owner: m.owner,
+    namespace: m.namespace,
+    name: m.name,
+    version,
+    provider: m.provider,
+    description: v?.description ?? m.description,
+    source: v?.source ?? m.source,
+    published_at: microsecondTimestamp(v?.publishedAt ?? m.publishedAt),
+    downloads: m.downloads,
+    verified: m.verified,
+  };
+}
+
+function partView(p: ModulePart): ModulePartView {
+  return {
+    path: p.path,
+    readme: p.readme,
+    empty: p.empty,
+    inputs: p.inputs.map((i) => ({ name: i.name, type: i.type, description: i.description, default: i.default, required: i.required })),
+    outputs: p.outputs,
+    dependencies: p.dependencies,
+    provider_dependencies: p.providers.map((r) => {
+      // `hashicorp/aws` or `registry.terraform.io/hashicorp/aws`: the namespace is the
+      // second-to-last segment.
+      const segments = r.source.split('/');
+      return { name: r.name, namespace: segments.length >= 2 ? (segments[segments.length - 2] ?? '') : '', source: r.source, version: r.version };
+    }),
+    resources: p.resources,
+  };
+}
+
+export function createModuleService(deps: ModuleServiceDeps): ModuleService {
+  const { store } = deps;
+
+  async function requireModule(namespace: string, name: string, provider: string): Promise<ModuleRecord> {
+    const m = await store.find(namespace, name, provider);
+    if (!m) throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
+    return m;
+  }
+
+  async function requireVersion(m: ModuleRecord, version: string): Promise<VersionRecord> {
+    const v = await store.findVersion(m.id, version);
+    if (!v) throw new NotFoundError(`module ${m.namespace}/${m.name}/${m.provider} version ${version} not found`);
+    return v;
+  }
+
+  return {
+    async list(params, url) {
+      const page = resolvePage(PAGE_RULES.list, params.limit, params.offset);
+      const { modules, hasMore } = await store.list(filterOf(params), page);
+      return { meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) };
+    },
+
+    async search(q, params, url) {
+      const page = resolvePage(PAGE_RULES.search, params.limit, params.offset);
+      const { modules, hasMore } = await store.search(toSearchQuery(q), filterOf(params), page);
+      return { meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) };
+    },
+
+    async latestForAllProviders(namespace, name, params, url) {
+      const page = resolvePage(PAGE_RULES.latestForAllProviders, params.limit, params.offset);
+      const { modules, hasMore } = await store.listByName(namespace, name, page);
+      if (modules.length === 0 && page.offset === 0) throw new NotFoundError(`module ${namespace}/${name} not found`);
+      return { meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) };
+    },
+
+    async versions(namespace, name, provider) {
+      const rows = await store.versionRequirementsByAddress(namespace, name, provider);
+      if (rows.length === 0) throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
+      rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
+      return {
+        modules: [
+          {
+            source: `${namespace}/${name}/${provider}`,
+            versions: rows.map((r) => ({ version: r.version, root: r.requirements.root, submodules: r.requirements.submodules })),
+          },
+        ],
+      };
+    },
+
+    async detail(namespace, name, provider, version) {
+      const m = await requireModule(namespace, name, provider);
+      const wanted = version ?? m.latestVersion;
+      const [v, providers, versions] = await Promise.all([store.findVersionDetail(m.id, wanted), store.providersOf(namespace, name), store.versionStrings(m.id)]);
+      if (!v) throw new NotFoundError(`module ${namespace}/${name}/${provider} version ${wanted} not found`);
+      versions.sort((a, b) => compareVersionsDesc(b, a));
+      return {
+        ...summaryOf(m, v),
+        root: partView(v.analysis.root),
+        submodules: v.analysis.submodules.map(partView),
+        providers,
+        versions,
+      };
+    },
+
+    async downloadLocation(namespace, name, provider, version, record = true) {
+      const m = await requireModule(namespace, name, provider);
+      const v = await requireVersion(m, version);
+      if (record) await store.recordDownload(m.id, v.version);
+      // Relative to the download URL (spec part B "Download rules"): `./archive.tar.gz`
+      // next to `.../<version>/download`, so it keeps working behind a path prefix. The
+      // `.tar.gz`/`.zip` suffix makes go-getter unpack it; `checksum=` makes go-getter
+      // verify the bytes before unpacking (and is stripped by go-getter before the GET).
+      const params = new URLSearchParams();
+      if (!deps.publicArchives) params.set('token', deps.signer.sign(v.id));
+      params.set('checksum', `sha256:${v.archiveSha256}`);
+      return `./${ARCHIVE_FILENAMES[v.archiveFormat]}?${params.toString()}`;
+    },
+
+    async latestVersion(namespace, name, provider) {
+      return (await requireModule(namespace, name, provider)).latestVersion;
+    },
+
+    async downloadsSummary(namespace, name, provider) {
+      const m = await requireModule(namespace, name, provider);
+      const counts = await store.downloadCounts(m.id);
+      return { data: { type: 'module-downloads-summary', id: `${m.namespace}/${m.name}/${m.provider}`, attributes: counts } };
+    },
+
+    async openArchive(address, access) {
+      const m = await requireModule(address.namespace, address.name, address.provider);
+      const v = await requireVersion(m, address.version);
+      if (v.archiveFormat !== address.format) {
+        throw new NotFoundError(`module ${m.namespace}/${m.name}/${m.provider} version ${v.version} has no ${ARCHIVE_FILENAMES[address.format]} (it is ${ARCHIVE_FILENAMES[v.archiveFormat]})`);
+      }
+      if (!deps.publicArchives && !access.authorized) {
+        if (access.signature === undefined || access.signature === '') {
+          throw new UnauthorizedError('archive URL is not signed: get the download location from the version\'s download endpoint');
+        }
+        if (!deps.signer.verify(access.signature, v.id)) {
+          throw new UnauthorizedError('archive URL signature is invalid or expired: get a new download location from the version\'s download endpoint');
+        }
+      }
+      const blob = await deps.blobs.get(v.archiveKey);
+      if (!blob) throw new NotFoundError(`archive of ${m.namespace}/${m.name}/${m.provider} ${v.version} is missing from storage`);
+      return {
+        stream: blob.stream,
+        size: blob.info.size,
+        sha256: v.archiveSha256,
+        contentType: ARCHIVE_CONTENT_TYPES[v.archiveFormat],
+        filename: `${m.namespace}-${m.name}-${m.provider}-${v.version}.${v.archiveFormat}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,374 @@
+// Persistence of modules, versions and download events (prisma/schema/registry.prisma).
+// The only place that talks to Prisma for this feature.
+import { randomUUID } from 'node:crypto';
+import { Prisma, type PrismaClient } from '@selfstack/db';
+import type { ArchiveFormat } from '../archive/archive.types';
+import type { ModuleAnalysis } from '../analysis/analysis.types';
+import { latestVersion } from './names';
+import type {
+  DownloadCounts,
+  ModuleFilter,
+  ModuleRecord,
+  NewVersion,
+  VersionDetailRecord,
+  VersionRecord,
+  VersionRequirements,
+} from './modules.types';
+import type { Page } from './pagination';
+
+/**
+ * `web`: websearch_to_tsquery syntax (plain words ANDed, "quoted phrase", `or`, `-word`);
+ * `prefix`: words that each match as a prefix (`vp` finds `vpc`), built by search.ts.
+ */
+export type SearchQuery = { kind: 'web'; text: string } | { kind: 'prefix'; tsquery: string };
+
+/** Thrown by createVersion when the version already exists (unique constraint). */
+export class VersionExistsError extends Error {
+  override readonly name = 'VersionExistsError';
+}
+
+/** Thrown by createVersion when the namespace row is missing (foreign key). */
+export class NamespaceMissingError extends Error {
+  override readonly name = 'NamespaceMissingError';
+}
+
+export interface ModuleStore {
+  list(filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
+  search(query: SearchQuery, filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
+  listByName(namespace: string, name: string, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
+  find(namespace: string, name: string, provider: string): Promise<ModuleRecord | null>;
+  providersOf(namespace: string, name: string): Promise<string[]>;
+  versionStrings(moduleId: string): Promise<string[]>;
+  versionRequirements(moduleId: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
+  /** Versions and requirements by address in one query; empty when the module does not exist. */
+  versionRequirementsByAddress(namespace: string, name: string, provider: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
+  findVersion(moduleId: string, version: string): Promise<VersionRecord | null>;
+  findVersionDetail(moduleId: string, version: string): Promise<VersionDetailRecord | null>;
+  versionExists(namespace: string, name: string, provider: string, version: string): Promise<boolean>;
+  createVersion(input: NewVersion): Promise<{ module: ModuleRecord; version: VersionRecord }>;
+  /** Deletes a version; returns its archive key, or null when it did not exist. */
+  deleteVersion(namespace: string, name: string, provider: string, version: string): Promise<string | null>;
+  setVerified(namespace: string, name: string, provider: string, verified: boolean): Promise<boolean>;
+  recordDownload(moduleId: string, version: string): Promise<void>;
+  downloadCounts(moduleId: string): Promise<DownloadCounts>;
+  /** Liveness of the database, for /readyz. */
+  ping(): Promise<boolean>;
+}
+
+// The search document: weighted tsvector (namespace, name, provider: A; description: B)
+// stored as text in modules.search_document and searched through the GIN index
+// "modules_search_idx" on `search_document::tsvector` (migration 20261122004000_registry).
+const SEARCH_VECTOR = Prisma.sql`(m."search_document"::tsvector)`;
+const SEARCH_DOCUMENT_SQL = Prisma.sql`(setweight(to_tsvector('english'::regconfig, "namespace" || ' ' || "name" || ' ' || "provider"), 'A') || setweight(to_tsvector('english'::regconfig, "description"), 'B'))::text`;
+
+type ModuleRow = {
+  id: string;
+  namespace: string;
+  name: string;
+  provider: string;
+  verified: boolean;
+  downloads: number;
+  latestVersion: string;
+  description: string;
+  source: string;
+  publishedAt: Date;
+  ns: { owner: string };
+};
+
+const moduleSelect = {
+  id: true,
+  namespace: true,
+  name: true,
+  provider: true,
+  verified: true,
+  downloads: true,
+  latestVersion: true,
+  description: true,
+  source: true,
+  publishedAt: true,
+  ns: { select: { owner: true } },
+} as const;
+
+function toModule(row: ModuleRow): ModuleRecord {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    name: row.name,
+    provider: row.provider,
+    owner: row.ns.owner,
+    verified: row.verified,
+    downloads: row.downloads,
+    latestVersion: row.latestVersion,
+    description: row.description,
+    source: row.source,
+    publishedAt: row.publishedAt,
+  };
+}
+
+const versionSelect = {
+  id: true,
+  moduleId: true,
+  version: true,
+  description: true,
+  source: true,
+  archiveKey: true,
+  archiveFormat: true,
+  archiveSize: true,
+  archiveSha256: true,
+  publishedAt: true,
+} as const;
+
+function toVersion(row: Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string }): VersionRecord {
+  return { ...row, archiveFormat: row.archiveFormat === 'zip' ? 'zip' : 'tar.gz' } as VersionRecord;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+}
+
+function isForeignKeyViolation(err: unknown): boolean {
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003') return true;
+  // Raw statements surface the driver error: SQLSTATE 23503.
+  const text = err instanceof Error ? err.message : '';
+  return /23503|foreign key constraint/i.test(text);
+}
+
+export function createModuleStore(prisma: PrismaClient): ModuleStore {
+  function where(filter: ModuleFilter): Prisma.RegistryModuleWhereInput {
+    const w: Prisma.RegistryModuleWhereInput = {};
+    if (filter.namespace !== undefined) w.namespace = filter.namespace;
+    if (filter.provider !== undefined) w.provider = filter.provider;
+    if (filter.verifiedOnly) w.verified = true;
+    return w;
+  }
+
+  // Recomputes the module's latest-version columns from its versions; the caller holds
+  // the module row lock. Returns false when no version is left.
+  async function refreshLatest(tx: Prisma.TransactionClient, moduleId: string): Promise<boolean> {
+    const versions = await tx.registryModuleVersion.findMany({ where: { moduleId }, select: { version: true } });
+    const latest = latestVersion(versions.map((v) => v.version));
+    if (latest === undefined) return false;
+    const row = await tx.registryModuleVersion.findUniqueOrThrow({
+      where: { moduleId_version: { moduleId, version: latest } },
+      select: { description: true, source: true, publishedAt: true },
+    });
+    await tx.registryModule.update({
+      where: { id: moduleId },
+      data: { latestVersion: latest, description: row.description, source: row.source, publishedAt: row.publishedAt },
+    });
+    await tx.$executeRaw`UPDATE "registry"."modules" SET "search_document" = ${SEARCH_DOCUMENT_SQL} WHERE "id" = ${moduleId}::uuid`;
+    return true;
+  }
+
+  async function lockModule(tx: Prisma.TransactionClient, namespace: string, name: string, provider: string): Promise<string | null> {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id::text AS id FROM "registry"."modules"
+       WHERE "namespace" = ${namespace} AND "name" = ${name} AND "provider" = ${provider}
+       FOR UPDATE`;
+    return rows[0]?.id ?? null;
+  }
+
+  return {
+    async list(filter, page) {
+      const rows = await prisma.registryModule.findMany({
+        where: where(filter),
+        select: moduleSelect,
+        orderBy: [{ namespace: 'asc' }, { name: 'asc' }, { provider: 'asc' }],
+        skip: page.offset,
+        take: page.limit + 1,
+      });
+      return { modules: rows.slice(0, page.limit).map(toModule), hasMore: rows.length > page.limit };
+    },
+
+    async search(query, filter, page) {
+      const conditions: Prisma.Sql[] = [Prisma.sql`${SEARCH_VECTOR} @@ q.query`];
+      if (filter.namespace !== undefined) conditions.push(Prisma.sql`m."namespace" = ${filter.namespace}`);
+      if (filter.provider !== undefined) conditions.push(Prisma.sql`m."provider" = ${filter.provider}`);
+      if (filter.verifiedOnly) conditions.push(Prisma.sql`m."verified"`);
+      // websearch_to_tsquery never raises a syntax error; the prefix form is built from
+      // letters and digits only (search.ts), so to_tsquery cannot fail on it either.
+      const tsquery =
+        query.kind === 'web' ? Prisma.sql`websearch_to_tsquery('english'::regconfig, ${query.text})` : Prisma.sql`to_tsquery('english'::regconfig, ${query.tsquery})`;
+      const rows = await prisma.$queryRaw<(Omit<ModuleRow, 'ns'> & { owner: string })[]>`
+        SELECT m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
+               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
+               n."owner"
+          FROM "registry"."modules" m
+          JOIN "registry"."namespaces" n ON n."name" = m."namespace",
+               ${tsquery} AS q(query)
+         WHERE ${Prisma.join(conditions, ' AND ')}
+         ORDER BY ts_rank(${SEARCH_VECTOR}, q.query) DESC, m."downloads" DESC, m."namespace", m."name", m."provider"
+         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+      return {
+        modules: rows.slice(0, page.limit).map((r) => toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } })),
+        hasMore: rows.length > page.limit,
+      };
+    },
+
+    async listByName(namespace, name, page) {
+      const rows = await prisma.registryModule.findMany({
+        where: { namespace, name },
+        select: moduleSelect,
+        orderBy: { provider: 'asc' },
+        skip: page.offset,
+        take: page.limit + 1,
+      });
+      return { modules: rows.slice(0, page.limit).map(toModule), hasMore: rows.length > page.limit };
+    },
+
+    async providersOf(namespace, name) {
+      const rows = await prisma.registryModule.findMany({ where: { namespace, name }, select: { provider: true }, orderBy: { provider: 'asc' } });
+      return rows.map((r) => r.provider);
+    },
+
+    async versionStrings(moduleId) {
+      const rows = await prisma.registryModuleVersion.findMany({ where: { moduleId }, select: { version: true } });
+      return rows.map((r) => r.version);
+    },
+
+    async versionRequirements(moduleId) {
+      const rows = await prisma.registryModuleVersion.findMany({ where: { moduleId }, select: { version: true, requirements: true } });
+      return rows.map((r) => ({ version: r.version, requirements: r.requirements as unknown as VersionRequirements }));
+    },
+
+    async versionRequirementsByAddress(namespace, name, provider) {
+      // The hot path of `terraform init` (versions endpoint): one indexed join instead of
+      // find + findMany. A module always has at least one version (deleting the last
+      // one deletes the module), so no rows means no module.
+      return prisma.$queryRaw<{ version: string; requirements: VersionRequirements }[]>`
+        SELECT v."version", v."requirements"
+          FROM "registry"."modules" m
+          JOIN "registry"."module_versions" v ON v."module_id" = m."id"
+         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider}`;
+    },
+
+    async find(namespace, name, provider) {
+      const rows = await prisma.$queryRaw<(Omit<ModuleRow, 'ns'> & { owner: string })[]>`
+        SELECT m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
+               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
+               n."owner"
+          FROM "registry"."modules" m
+          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
+         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider}`;
+      const r = rows[0];
+      return r ? toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } }) : null;
+    },
+
+    async findVersion(moduleId, version) {
+      const row = await prisma.registryModuleVersion.findUnique({ where: { moduleId_version: { moduleId, version } }, select: versionSelect });
+      return row ? toVersion(row) : null;
+    },
+
+    async findVersionDetail(moduleId, version) {
+      const row = await prisma.registryModuleVersion.findUnique({
+        where: { moduleId_version: { moduleId, version } },
+        select: { ...versionSelect, analysis: true },
+      });
+      if (!row) return null;
+      const { analysis, ...rest } = row;
+      return { ...toVersion(rest), analysis: analysis as unknown as ModuleAnalysis };
+    },
+
+    async versionExists(namespace, name, provider, version) {
+      const n = await prisma.registryModuleVersion.count({ where: { version, module: { namespace, name, provider } } });
+      return n > 0;
+    },
+
+    async createVersion(input) {
+      try {
+        return await prisma.$transaction(
+          async (tx) => {
+            // Create the module row if this is its first version. ON CONFLICT waits for a
+            // concurrent first publish to commit, then the row lock below serialises
+            // every publish/delete of this module, so `latest_version` is always right.
+            await tx.$executeRaw`
+              INSERT INTO "registry"."modules" ("id", "namespace", "name", "provider", "latest_version", "description", "source", "published_at")
+              VALUES (${randomUUID()}::uuid, ${input.namespace}, ${input.name}, ${input.provider}, ${input.version}, ${input.description}, ${input.source}, now())
+              ON CONFLICT ("namespace", "name", "provider") DO NOTHING`;
+            const moduleId = await lockModule(tx, input.namespace, input.name, input.provider);
+            if (moduleId === null) throw new Error('module row vanished inside its own transaction');
+            const created = await tx.registryModuleVersion.create({
+              data: {
+                id: randomUUID(),
+                moduleId,
+                version: input.version,
+                description: input.description,
+                source: input.source,
+                archiveKey: input.archiveKey,
+                archiveFormat: input.archiveFormat,
+                archiveSize: input.archiveSize,
+                archiveSha256: input.archiveSha256,
+                analysis: input.analysis as unknown as Prisma.InputJsonValue,
+                requirements: input.requirements as unknown as Prisma.InputJsonValue,
+                publishedBy: input.publishedBy,
+              },
+              select: versionSelect,
+            });
+            await refreshLatest(tx, moduleId);
+            const module = await tx.registryModule.findUniqueOrThrow({ where: { id: moduleId }, select: moduleSelect });
+            return { module: toModule(module), version: toVersion(created) };
+          },
+          { maxWait: 10_000, timeout: 20_000 },
+        );
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new VersionExistsError(`${input.namespace}/${input.name}/${input.provider} ${input.version} already exists`);
+        if (isForeignKeyViolation(err)) throw new NamespaceMissingError(`namespace ${input.namespace} does not exist`);
+        throw err;
+      }
+    },
+
+    async deleteVersion(namespace, name, provider, version) {
+      return prisma.$transaction(
+        async (tx) => {
+          const moduleId = await lockModule(tx, namespace, name, provider);
+          if (moduleId === null) return null;
+          const existing = await tx.registryModuleVersion.findUnique({ where: { moduleId_version: { moduleId, version } }, select: { id: true, archiveKey: true } });
+          if (!existing) return null;
+          await tx.registryModuleVersion.delete({ where: { id: existing.id } });
+          if (!(await refreshLatest(tx, moduleId))) {
+            // Last version gone: the module disappears from list/search (its download
+            // events go with it, ON DELETE CASCADE).
+            await tx.registryModule.delete({ where: { id: moduleId } });
+          }
+          return existing.archiveKey;
+        },
+        { maxWait: 10_000, timeout: 20_000 },
+      );
+    },
+
+    async setVerified(namespace, name, provider, verified) {
+      const r = await prisma.registryModule.updateMany({ where: { namespace, name, provider }, data: { verified } });
+      return r.count > 0;
+    },
+
+    async recordDownload(moduleId, version) {
+      await prisma.$transaction([
+        prisma.registryDownload.create({ data: { moduleId, version } }),
+        prisma.registryModule.update({ where: { id: moduleId }, data: { downloads: { increment: 1 } } }),
+      ]);
+    },
+
+    async downloadCounts(moduleId) {
+      const [counts] = await prisma.$queryRaw<{ week: bigint; month: bigint; year: bigint }[]>`
+        SELECT count(*) FILTER (WHERE "created_at" > now() - interval '7 days') AS "week",
+               count(*) FILTER (WHERE "created_at" > now() - interval '30 days') AS "month",
+               count(*) FILTER (WHERE "created_at" > now() - interval '365 days') AS "year"
+          FROM "registry"."downloads"
+         WHERE "module_id" = ${moduleId}::uuid AND "created_at" > now() - interval '365 days'`;
+      const module = await prisma.registryModule.findUnique({ where: { id: moduleId }, select: { downloads: true } });
+      return {
+        week: Number(counts?.week ?? 0),
+        month: Number(counts?.month ?? 0),
+        year: Number(counts?.year ?? 0),
+        total: module?.downloads ?? 0,
+      };
+    },
+
+    async ping() {
+      await prisma.$queryRaw`SELECT 1`;
+      return true;
+    },
+  };
+}
+
+export type { ArchiveFormat };
