@@ -1,0 +1,95 @@
+// Helpers to run the controller/worker program as a real child process in tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const MAIN = path.resolve(__dirname, '../src/main.ts');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function writeConfig(text: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'controller-test-'));
+  const file = path.join(dir, 'config.hcl');
+  writeFileSync(file, text);
+  return file;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  signal(sig: NodeJS.Signals): void;
+}
+
+export function startProcess(configFile: string, env: Record<string, string | undefined> = {}): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '-config', configFile], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited, signal: (sig) => child.kill(sig) };
+}
+
+export interface HttpResult {
+  status: number;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+export function request(port: number, pathAndQuery: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: { ...(init.headers ?? {}), connection: 'close' }, timeout: 10_000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+export interface WorkerInfo {
+  state: string;
+  active_session_count: number;
+  upstream_connection_state: string;
+}
+
+export async function workerInfo(opsPort: number): Promise<WorkerInfo> {
+  const res = await request(opsPort, '/health?worker_info=1');
+  return (JSON.parse(res.body) as { worker_process_info: WorkerInfo }).worker_process_info;
+}
