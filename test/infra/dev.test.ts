@@ -1,0 +1,122 @@
+// The database-free parts of `make dev` (scripts/dev-services.ts).
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { parseHcl } from '@selfstack/config';
+import { healthExposed, parseServerConfig } from '../../services/controller/src/config/controller-config';
+import {
+  DEFAULT_PORTS,
+  formatTable,
+  keysFromExisting,
+  newControllerKeys,
+  planServices,
+  portsWithOffset,
+  prefixLines,
+  renderControllerHcl,
+} from '../../scripts/dev-services';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+describe('make dev plan', () => {
+  const plan = (env: Record<string, string | undefined> = {}, offset = 0) =>
+    planServices({ root: ROOT, ports: portsWithOffset(offset), host: '127.0.0.1', controllerConfigPath: '/data/controller.hcl', env });
+
+  it('uses the documented ports and health endpoints', () => {
+    const byName = Object.fromEntries(plan().map((s) => [s.name, s]));
+    expect(byName.secrets?.env.PORT).toBe('8200');
+    expect(byName.scheduler?.env.PORT).toBe('4646');
+    expect(byName.boxes?.env.PORT).toBe('3100');
+    expect(byName.registry?.env.PORT).toBe('3200');
+    expect(byName.controller?.ports).toEqual([9200, 9201, 9203]);
+    expect(byName.boxes?.healthUrl).toBe('http://127.0.0.1:3100/healthz');
+    expect(byName.controller?.healthUrl).toBe('http://127.0.0.1:9203/health');
+    expect(byName.controller?.env.CONTROLLER_CONFIG).toBe('/data/controller.hcl');
+    for (const s of plan()) expect(s.entry).toBe(join('services', s.name, 'src', 'main.ts'));
+  });
+
+  it('puts the secrets service in dev mode and passes the root token only when set', () => {
+    expect(plan().find((s) => s.name === 'secrets')?.env).toEqual({ PORT: '8200', SECRETS_DEV_MODE: '1' });
+    expect(plan({ SECRETS_DEV_ROOT_TOKEN: 'root' }).find((s) => s.name === 'secrets')?.env.SECRETS_DEV_ROOT_TOKEN).toBe('root');
+    // Other services never see dev-mode settings.
+    expect(plan({ SECRETS_DEV_ROOT_TOKEN: 'root' }).find((s) => s.name === 'boxes')?.env).toEqual({ PORT: '3100' });
+  });
+
+  it('gives the registry an admin token: the configured one, else a generated one it shows', () => {
+    const given = plan({ REGISTRY_ADMIN_TOKEN: 'operator-chosen-token' }).find((s) => s.name === 'registry')!;
+    expect(given.env).toEqual({ PORT: '3200', REGISTRY_ADMIN_TOKEN: 'operator-chosen-token' });
+    expect(given.addresses).toContainEqual({ label: 'registry admin token', url: 'operator-chosen-token' });
+    const a = plan().find((s) => s.name === 'registry')!.env.REGISTRY_ADMIN_TOKEN;
+    const b = plan().find((s) => s.name === 'registry')!.env.REGISTRY_ADMIN_TOKEN;
+    expect(a).toMatch(/^dev-[A-Za-z0-9_-]{24}$/);
+    expect(a).not.toBe(b);
+  });
+
+  it('shifts every port with DEV_PORT_OFFSET', () => {
+    const shifted = portsWithOffset(10_000);
+    for (const [k, v] of Object.entries(DEFAULT_PORTS)) expect(shifted[k as keyof typeof shifted]).toBe(v + 10_000);
+    expect(plan({}, 10_000).find((s) => s.name === 'scheduler')?.healthUrl).toBe('http://127.0.0.1:14646/healthz');
+  });
+});
+
+describe('generated controller config', () => {
+  const keys = newControllerKeys();
+  const text = renderControllerHcl({ host: '127.0.0.1', ports: portsWithOffset(0), keys });
+
+  it('is valid HCL with a controller, a worker and the three listeners', async () => {
+    const doc = await parseHcl(text, 'controller.hcl');
+    expect((doc.controller as unknown[]).length).toBe(1);
+    expect((doc.worker as { initial_upstreams: string[] }[])[0]?.initial_upstreams).toEqual(['127.0.0.1:9201']);
+    const listeners = (doc.listener as { tcp: { purpose: string; address: string }[] }).tcp;
+    expect(listeners.map((l) => [l.purpose, l.address])).toEqual([
+      ['api', '127.0.0.1:9200'],
+      ['cluster', '127.0.0.1:9201'],
+      ['ops', '127.0.0.1:9203'],
+    ]);
+  });
+
+  it('is accepted by the controller service and exposes health', async () => {
+    const config = await parseServerConfig(text, 'controller.hcl', { DATABASE_URL: 'postgresql://u@h/db' });
+    expect(config.controller?.databaseUrl).toBe('postgresql://u@h/db');
+    expect(config.worker?.initialUpstreams).toEqual(['127.0.0.1:9201']);
+    expect(healthExposed(config)).toBe(true);
+  });
+
+  it('keeps its KMS keys across regeneration', async () => {
+    expect(await keysFromExisting(text, 'c.hcl')).toEqual(keys);
+    expect(await keysFromExisting('not hcl {', 'c.hcl')).toBeUndefined();
+    expect(await keysFromExisting('kms "aead" {\n purpose = "root"\n key = "k"\n}\n', 'c.hcl')).toBeUndefined();
+  });
+
+  it.each(['controller.hcl', 'worker.hcl'])('infra/controller/%s is accepted by the controller service', async (file) => {
+    const path = join(ROOT, 'infra', 'controller', file);
+    const config = await parseServerConfig(readFileSync(path, 'utf8'), path, { DATABASE_URL: 'postgresql://u@h/db' });
+    expect(config.listeners.ops?.port).toBe(9203);
+    if (file === 'controller.hcl') expect(healthExposed(config)).toBe(true);
+    else expect(config.worker?.initialUpstreams).toEqual(['controller:9201']);
+  });
+});
+
+describe('output helpers', () => {
+  it('prefixes every line with the padded service name', async () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    const done = prefixLines(stream, 'boxes', { width: 8, color: false, index: 0, write: (l) => lines.push(l) });
+    stream.write('one\ntw');
+    stream.end('o\nthree');
+    await done;
+    expect(lines).toEqual(['boxes    | one\n', 'boxes    | two\n', 'boxes    | three\n']);
+  });
+
+  it('colours the prefix on a terminal', async () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    const done = prefixLines(stream, 'x', { width: 2, color: true, index: 1, write: (l) => lines.push(l) });
+    stream.end('hi\n');
+    await done;
+    expect(lines).toEqual(['\x1b[33mx  |\x1b[0m hi\n']);
+  });
+
+  it('formats a table with aligned columns', () => {
+    expect(formatTable(['a', 'bb'], [['long value', 'x'], ['y', '']])).toBe('a           bb\n----------  --\nlong value  x\ny');
+  });
+});

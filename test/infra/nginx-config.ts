@@ -1,0 +1,178 @@
+// Helpers for the gateway tests: a small parser for nginx's config syntax (directives,
+// blocks, quoted strings, comments) and a renderer that copies infra/nginx into a temp
+// prefix with upstreams and listen ports pointed at local test servers.
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const NGINX_DIR = resolve(__dirname, '..', '..', 'infra', 'nginx');
+
+export interface Directive {
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly block?: readonly Directive[];
+  readonly line: number;
+}
+
+function tokenize(text: string, file: string): { value: string; line: number; quoted: boolean }[] {
+  const tokens: { value: string; line: number; quoted: boolean }[] = [];
+  let i = 0;
+  let line = 1;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '\n') {
+      line += 1;
+      i += 1;
+    } else if (/\s/.test(c)) {
+      i += 1;
+    } else if (c === '#') {
+      while (i < text.length && text[i] !== '\n') i += 1;
+    } else if (c === '{' || c === '}' || c === ';') {
+      tokens.push({ value: c, line, quoted: false });
+      i += 1;
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      let value = '';
+      while (j < text.length && text[j] !== c) {
+        if (text[j] === '\\' && j + 1 < text.length) {
+          value += text[j + 1];
+          j += 2;
+        } else {
+          if (text[j] === '\n') line += 1;
+          value += text[j];
+          j += 1;
+        }
+      }
+      if (j >= text.length) throw new Error(`${file}:${line}: unterminated string`);
+      tokens.push({ value, line, quoted: true });
+      i = j + 1;
+    } else {
+      let j = i;
+      // `{` inside a regex token (e.g. `\d{2}`) is part of the word in nginx when it is
+      // not followed by whitespace; our configs do not use that, keep it simple.
+      while (j < text.length && !/[\s;{}]/.test(text[j]!)) j += 1;
+      tokens.push({ value: text.slice(i, j), line, quoted: false });
+      i = j;
+    }
+  }
+  return tokens;
+}
+
+/** Parses nginx config text into a directive tree; throws on unbalanced braces. */
+export function parseNginx(text: string, file = 'nginx.conf'): Directive[] {
+  const tokens = tokenize(text, file);
+  let pos = 0;
+  const parseBlock = (depth: number): Directive[] => {
+    const out: Directive[] = [];
+    while (pos < tokens.length) {
+      const t = tokens[pos]!;
+      if (t.value === '}' && !t.quoted) {
+        if (depth === 0) throw new Error(`${file}:${t.line}: unexpected }`);
+        pos += 1;
+        return out;
+      }
+      const name = t.value;
+      const line = t.line;
+      pos += 1;
+      const args: string[] = [];
+      for (;;) {
+        const a = tokens[pos];
+        if (!a) throw new Error(`${file}:${line}: directive ${name} is not terminated`);
+        pos += 1;
+        if (!a.quoted && a.value === ';') {
+          out.push({ name, args, line });
+          break;
+        }
+        if (!a.quoted && a.value === '{') {
+          out.push({ name, args, block: parseBlock(depth + 1), line });
+          break;
+        }
+        if (!a.quoted && a.value === '}') throw new Error(`${file}:${a.line}: unexpected } in directive ${name}`);
+        args.push(a.value);
+      }
+    }
+    if (depth > 0) throw new Error(`${file}: unbalanced {`);
+    return out;
+  };
+  return parseBlock(0);
+}
+
+/** Parses a file of infra/nginx and inlines `include selfstack/*.conf` directives. */
+export function loadNginx(relative = 'nginx.conf'): Directive[] {
+  const expand = (ds: readonly Directive[]): Directive[] =>
+    ds.flatMap((d) => {
+      if (d.name === 'include' && d.args[0]?.startsWith('selfstack/')) {
+        return expand(parseNginx(readFileSync(join(NGINX_DIR, d.args[0]), 'utf8'), d.args[0]));
+      }
+      return d.block ? [{ ...d, block: expand(d.block) }] : [d];
+    });
+  return expand(parseNginx(readFileSync(join(NGINX_DIR, relative), 'utf8'), relative));
+}
+
+export function find(ds: readonly Directive[] | undefined, name: string): Directive[] {
+  return (ds ?? []).filter((d) => d.name === name);
+}
+
+export function one(ds: readonly Directive[] | undefined, name: string): Directive | undefined {
+  return find(ds, name)[0];
+}
+
+export type UpstreamName = 'secrets' | 'scheduler' | 'boxes' | 'registry' | 'controller';
+
+export interface RenderOptions {
+  /** Where to write `conf/`, temp dirs and the pid file. */
+  readonly prefix: string;
+  /** upstream name -> `127.0.0.1:port` */
+  readonly upstreams: Readonly<Record<UpstreamName, string>>;
+  /** production listen port -> test port (every `listen` must be mapped). */
+  readonly ports: Readonly<Record<number, number>>;
+  /** Directory holding tls.crt and tls.key. */
+  readonly tlsDir: string;
+}
+
+/**
+ * Copies infra/nginx into `<prefix>/conf`, changing only what differs outside a
+ * container: upstream addresses, listen ports, pid/temp paths and the worker user.
+ * Returns the path of the rendered nginx.conf.
+ */
+export function renderNginx(options: RenderOptions): string {
+  const conf = join(options.prefix, 'conf');
+  mkdirSync(join(conf, 'selfstack'), { recursive: true });
+  mkdirSync(join(conf, 'tls'), { recursive: true });
+  const cache = join(options.prefix, 'cache');
+  mkdirSync(cache, { recursive: true });
+  // Workers may run as nobody (we are root in CI): they must write request bodies here.
+  chmodSync(cache, 0o777);
+  chmodSync(options.prefix, 0o755);
+  copyFileSync(join(options.tlsDir, 'tls.crt'), join(conf, 'tls', 'tls.crt'));
+  copyFileSync(join(options.tlsDir, 'tls.key'), join(conf, 'tls', 'tls.key'));
+
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const rewrite = (text: string): string =>
+    text
+      .replace(/^user nginx;$/m, isRoot ? 'user nobody nogroup;' : '')
+      .replace(/^pid .*;$/m, `pid ${join(options.prefix, 'nginx.pid')};`)
+      .replace(/\/var\/cache\/nginx\//g, `${cache}/`)
+      .replace(/\/var\/log\/nginx\//g, `${options.prefix}/`)
+      .replace(/^(\s*)server (\w+):\d+;/gm, (m, indent: string, name: string) => {
+        const addr = options.upstreams[name as UpstreamName];
+        if (!addr) throw new Error(`no test address for upstream ${name}`);
+        return `${indent}server ${addr};`;
+      })
+      .replace(/^(\s*)listen (\d+)( ssl)?;/gm, (m, indent: string, port: string, ssl: string | undefined) => {
+        const mapped = options.ports[Number(port)];
+        if (mapped === undefined) throw new Error(`no test port for listen ${port}`);
+        return `${indent}listen 127.0.0.1:${mapped}${ssl ?? ''};`;
+      });
+
+  writeFileSync(join(conf, 'nginx.conf'), rewrite(readFileSync(join(NGINX_DIR, 'nginx.conf'), 'utf8')));
+  for (const f of readdirSync(join(NGINX_DIR, 'selfstack'))) {
+    writeFileSync(join(conf, 'selfstack', f), rewrite(readFileSync(join(NGINX_DIR, 'selfstack', f), 'utf8')));
+  }
+  return join(conf, 'nginx.conf');
+}
+
+/** Every `listen` port in infra/nginx/nginx.conf. */
+export function listenPorts(): number[] {
+  const http = one(loadNginx(), 'http');
+  return find(http?.block, 'server').flatMap((s) => find(s.block, 'listen').map((l) => Number(l.args[0])));
+}

@@ -1,0 +1,185 @@
+// Static checks of the gateway config (infra/nginx): routing table, method pass-through,
+// body limits, streaming and keep-alive. test/infra/nginx.itest.ts runs the real binary.
+import { find, listenPorts, loadNginx, one, parseNginx, type Directive } from './nginx-config';
+
+const http = one(loadNginx(), 'http')!;
+const servers = find(http.block, 'server');
+const serverOn = (port: number) => servers.find((s) => find(s.block, 'listen').some((l) => Number(l.args[0]) === port))!;
+
+// nginx's location selection: exact "=", then the longest prefix; a "^~" prefix stops
+// there; otherwise regexes in file order; otherwise the longest prefix.
+function selectLocation(server: Directive, path: string): Directive | undefined {
+  const locations = find(server.block, 'location');
+  let longest: Directive | undefined;
+  let longestLen = -1;
+  for (const loc of locations) {
+    const [mod, arg] = loc.args.length === 2 ? loc.args : [undefined, loc.args[0]];
+    if (mod === '=' && path === arg) return loc;
+    if ((mod === undefined || mod === '^~') && arg !== undefined && path.startsWith(arg) && arg.length > longestLen) {
+      longest = loc;
+      longestLen = arg.length;
+    }
+  }
+  if (longest && longest.args[0] === '^~') return longest;
+  for (const loc of locations) {
+    const [mod, re] = loc.args;
+    if ((mod === '~' || mod === '~*') && re !== undefined && new RegExp(re, mod === '~*' ? 'i' : '').test(path)) return loc;
+  }
+  return longest;
+}
+
+function upstreamFor(server: Directive, path: string): string {
+  const loc = selectLocation(server, path);
+  if (!loc) return '(none)';
+  const pass = one(loc.block, 'proxy_pass');
+  if (pass) return pass.args[0]!.replace(/^http:\/\//, '');
+  const ret = one(loc.block, 'return');
+  return ret ? `return ${ret.args[0]}` : '(none)';
+}
+
+const directiveIn = (loc: Directive | undefined, name: string) => one(loc?.block, name)?.args;
+
+function toSeconds(v: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(v);
+  if (!m) throw new Error(`bad nginx time ${v}`);
+  const n = Number(m[1]);
+  return { ms: n / 1000, s: n, m: n * 60, h: n * 3600 }[m[2] ?? 's'] as number;
+}
+
+describe('nginx config: parser', () => {
+  it('rejects unbalanced braces and unterminated directives', () => {
+    expect(() => parseNginx('http { server { }')).toThrow(/unbalanced/);
+    expect(() => parseNginx('worker_processes 1')).toThrow(/not terminated/);
+    expect(() => parseNginx('}')).toThrow(/unexpected }/);
+  });
+  it('keeps quoted strings as single arguments', () => {
+    expect(parseNginx(`return 200 "a b; {c}";`)[0]?.args).toEqual(['200', 'a b; {c}']);
+  });
+});
+
+describe('nginx config: path-prefix gateway on 8080 (and 443)', () => {
+  const table: [string, string][] = [
+    ['/api/v1/box/hashicorp/precise64', 'boxes'],
+    ['/api/v1/boxes', 'boxes'],
+    ['/api/v1/authenticate', 'boxes'],
+    ['/api/v1/uploads/abc123', 'boxes'],
+    ['/api/v1/box/u/b/version/1.0.0/provider/virtualbox/upload', 'boxes'],
+    ['/.well-known/terraform.json', 'registry'],
+    ['/v1/modules/hashicorp/consul/aws/versions', 'registry'],
+    ['/v1/modules/search?q=x', 'registry'],
+    ['/v2/modules/hashicorp/consul/aws/downloads/summary', 'registry'],
+    ['/v1/jobs', 'scheduler'],
+    ['/v1/job/example/allocations', 'scheduler'],
+    ['/v1/nodes', 'scheduler'],
+    ['/v1/node/abc', 'scheduler'],
+    ['/v1/allocations', 'scheduler'],
+    ['/v1/allocation/abc', 'scheduler'],
+    ['/v1/evaluations', 'scheduler'],
+    ['/v1/deployments', 'scheduler'],
+    ['/v1/event/stream', 'scheduler'],
+    ['/v1/agent/members', 'scheduler'],
+    ['/v1/status/leader', 'scheduler'],
+    ['/v1/namespaces', 'scheduler'],
+    ['/v1/acl/tokens', 'scheduler'],
+    ['/v1/regions', 'scheduler'],
+    ['/v1/operator/raft/configuration', 'scheduler'],
+    ['/v1/sys/health', 'secrets'],
+    ['/v1/sys/init', 'secrets'],
+    ['/v1/secret/data/foo', 'secrets'],
+    ['/v1/auth/token/lookup-self', 'secrets'],
+    ['/v1/kv/jobsite', 'secrets'],
+    ['/v1/jobsx/a', 'secrets'],
+    ['/v1/', 'secrets'],
+    ['/', 'return 404'],
+    ['/hashicorp/precise64', 'return 404'],
+    ['/_gateway/health', 'return 200'],
+  ];
+
+  it.each(table)('%s -> %s', (path, target) => {
+    expect(upstreamFor(serverOn(8080), path.split('?')[0]!)).toBe(target);
+  });
+
+  it('serves the same routes over TLS on 443 with configurable certificate paths', () => {
+    const tls = serverOn(443);
+    expect(find(tls.block, 'listen')[0]?.args).toEqual(['443', 'ssl']);
+    expect(one(tls.block, 'ssl_certificate')?.args[0]).toMatch(/\.crt$/);
+    expect(one(tls.block, 'ssl_certificate_key')?.args[0]).toMatch(/\.key$/);
+    for (const [path, target] of table) expect(upstreamFor(tls, path)).toBe(target);
+  });
+});
+
+describe('nginx config: one port per API', () => {
+  it.each([
+    [8200, '/v1/jobs', 'secrets'],
+    [4646, '/v1/sys/health', 'scheduler'],
+    [3100, '/hashicorp/precise64', 'boxes'],
+    [3100, '/api/v1/uploads/x', 'boxes'],
+    [3200, '/.well-known/terraform.json', 'registry'],
+    [9200, '/v1/scopes', 'controller'],
+  ])('port %d: %s -> %s', (port, path, target) => {
+    expect(upstreamFor(serverOn(port), path)).toBe(target);
+  });
+
+  it('listen ports are unique', () => {
+    const ports = listenPorts();
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(ports.sort((a, b) => a - b)).toEqual([443, 3100, 3200, 4646, 8080, 8200, 9200]);
+  });
+});
+
+describe('nginx config: proxy behaviour', () => {
+  it('never restricts or rewrites methods (LIST must pass)', () => {
+    const all = JSON.stringify(loadNginx());
+    expect(all).not.toContain('"limit_except"');
+    expect(all).not.toContain('"proxy_method"');
+    expect(all).not.toMatch(/"name":"if"/);
+  });
+
+  it('passes the request URI unchanged (proxy_pass without a URI part)', () => {
+    const passes = JSON.stringify(loadNginx()).match(/"name":"proxy_pass","args":\["[^"]+"\]/g) ?? [];
+    expect(passes.length).toBeGreaterThan(10);
+    for (const p of passes) expect(p).toMatch(/\["http:\/\/(secrets|scheduler|boxes|registry|controller)"\]/);
+    expect(one(http.block, 'merge_slashes')?.args).toEqual(['off']);
+  });
+
+  it('limits bodies to 32m except box uploads (unlimited, streamed)', () => {
+    expect(one(http.block, 'client_max_body_size')?.args).toEqual(['32m']);
+    for (const port of [8080, 443, 3100]) {
+      for (const path of ['/api/v1/uploads/token', '/api/v1/box/u/b/version/1/provider/p/upload', '/api/v1/box/u/b/version/1/provider/p/upload/direct']) {
+        const loc = selectLocation(serverOn(port), path);
+        expect(directiveIn(loc, 'client_max_body_size')).toEqual(['0']);
+        expect(directiveIn(loc, 'proxy_request_buffering')).toEqual(['off']);
+      }
+      // A non-upload API path keeps the 32m default.
+      expect(directiveIn(selectLocation(serverOn(port), '/api/v1/boxes'), 'client_max_body_size')).toBeUndefined();
+    }
+  });
+
+  it('does not buffer scheduler responses and outlasts the longest blocking query', () => {
+    for (const [port, path] of [
+      [8080, '/v1/event/stream'],
+      [8080, '/v1/jobs'],
+      [443, '/v1/event/stream'],
+      [4646, '/v1/event/stream'],
+    ] as const) {
+      const loc = selectLocation(serverOn(port), path);
+      expect(directiveIn(loc, 'proxy_buffering')).toEqual(['off']);
+      // 10 min maximum wait + wait/16 jitter = 10m37.5s.
+      expect(toSeconds(directiveIn(loc, 'proxy_read_timeout')![0]!)).toBeGreaterThanOrEqual(11 * 60);
+    }
+  });
+
+  it('uses HTTP/1.1 keep-alive connections to every upstream', () => {
+    expect(one(http.block, 'proxy_http_version')?.args).toEqual(['1.1']);
+    expect(find(http.block, 'proxy_set_header').some((d) => d.args[0] === 'Connection' && d.args[1] === '')).toBe(true);
+    const upstreams = find(http.block, 'upstream');
+    expect(upstreams.map((u) => u.args[0]).sort()).toEqual(['boxes', 'controller', 'registry', 'scheduler', 'secrets']);
+    for (const u of upstreams) {
+      expect(Number(one(u.block, 'keepalive')?.args[0])).toBeGreaterThan(0);
+      expect(one(u.block, 'server')?.args[0]).toMatch(/^[a-z]+:\d+$/);
+    }
+    // No location may override the http-level headers (nginx would drop them all).
+    const locs = servers.flatMap((s) => find(s.block, 'location'));
+    for (const l of locs) expect(one(l.block, 'proxy_set_header')).toBeUndefined();
+  });
+});
