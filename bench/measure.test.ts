@@ -1,0 +1,65 @@
+import { measureFunction, percentile } from './measure';
+import { discoverScenarios, formatReport, ratios, type BenchReport } from './run';
+
+describe('bench statistics', () => {
+  it('nearest-rank percentiles', () => {
+    const xs = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(xs, 50)).toBe(50);
+    expect(percentile(xs, 99)).toBe(99);
+    expect(percentile(xs, 100)).toBe(100);
+    expect(percentile([7], 99)).toBe(7);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  it('ratios compare throughput and p99 to the baseline', () => {
+    const base = { reqPerSec: 1000, p50Ms: 1, p99Ms: 4, total: 1, failures: 0 };
+    expect(ratios({ ...base, reqPerSec: 250, p99Ms: 10 }, base)).toEqual({ throughputRatio: 0.25, p99Ratio: 2.5 });
+    // A 0 ms p99 (autocannon rounds to whole ms) does not divide by zero.
+    expect(ratios({ ...base, p99Ms: 0 }, { ...base, p99Ms: 0 }).p99Ratio).toBe(1);
+  });
+
+  it('a closed-loop function run counts operations, latency and failures', async () => {
+    let calls = 0;
+    const figures = await measureFunction(
+      async () => {
+        const n = ++calls;
+        await new Promise((r) => setTimeout(r, 5));
+        if (n % 10 === 0) throw new Error('every tenth fails');
+      },
+      { durationMs: 300, concurrency: 4 },
+    );
+    expect(figures.total + figures.failures).toBe(calls);
+    expect(figures.failures).toBe(Math.floor(calls / 10));
+    expect(figures.p50Ms).toBeGreaterThanOrEqual(4);
+    // 4 workers, each call at least 5 ms: at most 800 successful operations per second;
+    // the lower bound is loose because shared CI machines stretch timers.
+    expect(figures.reqPerSec).toBeLessThanOrEqual(800);
+    expect(figures.reqPerSec).toBeGreaterThan(20);
+  });
+});
+
+describe('bench scenarios', () => {
+  it('discovers *.scenario.ts files with valid scenarios', async () => {
+    const scenarios = await discoverScenarios();
+    expect(scenarios.map((s) => s.name)).toContain('express-json');
+    for (const s of scenarios) expect(['node-http', 'pg-point-read']).toContain(s.baseline);
+  });
+
+  it('formats a report table', () => {
+    const f = { reqPerSec: 1000, p50Ms: 1, p99Ms: 3, total: 5000, failures: 0 };
+    const report: BenchReport = {
+      startedAt: 't',
+      node: 'v20',
+      cpus: 2,
+      durationMs: 5000,
+      connections: 32,
+      baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
+      scenarios: [{ name: 'x', description: 'd', baseline: 'node-http', ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 }],
+      failed: [{ name: 'y', error: 'boom' }],
+    };
+    const lines = formatReport(report).split('\n');
+    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors$/);
+    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2$/);
+    expect(lines[5]).toMatch(/^y\s+FAILED\s+boom/);
+  });
+});

@@ -1,0 +1,198 @@
+// `make bench`: baselines and every registered scenario in one run, printed as a table
+// and written as JSON to bench/results/ (git-ignored).
+//
+//   BENCH_DURATION=5s      per measurement (Go-style duration or seconds)
+//   BENCH_CONNECTIONS=32   autocannon connections / function workers
+//   BENCH_ONLY=a,b         only these scenarios (baselines always run)
+//   BENCH_RESULTS_DIR      where the JSON goes (default bench/results)
+//   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
+//                          (default postgresql://postgres@127.0.0.1:5432/postgres)
+//
+// Scenarios: files bench/scenarios/*.scenario.ts exporting `scenarios: Scenario[]`
+// (bench/scenario.ts). Other files in that folder are helpers or standalone scripts.
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
+import { BASELINES } from './baselines';
+import { measureTarget, type Figures } from './measure';
+import type { BaselineName, Scenario, ScenarioContext } from './scenario';
+
+const BENCH_DIR = __dirname;
+export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export interface ScenarioResult extends Figures {
+  readonly name: string;
+  readonly description: string;
+  readonly baseline: BaselineName;
+  /** reqPerSec / baseline reqPerSec (higher is better). */
+  readonly throughputRatio: number;
+  /** p99 / baseline p99 (lower is better). */
+  readonly p99Ratio: number;
+}
+
+export interface BenchReport {
+  readonly startedAt: string;
+  readonly node: string;
+  readonly cpus: number;
+  readonly durationMs: number;
+  readonly connections: number;
+  readonly baselines: Readonly<Record<BaselineName, Figures>>;
+  readonly scenarios: ScenarioResult[];
+  readonly failed: { name: string; error: string }[];
+}
+
+/** Loads every `*.scenario.ts` in `dir`; names must be unique and not a baseline's. */
+export async function discoverScenarios(dir = join(BENCH_DIR, 'scenarios')): Promise<Scenario[]> {
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.scenario.ts'))
+    .sort();
+  const found: Scenario[] = [];
+  for (const f of files) {
+    const mod = (await import(join(dir, f))) as { scenarios?: unknown };
+    if (!Array.isArray(mod.scenarios)) throw new Error(`${f} must export "scenarios: Scenario[]"`);
+    for (const s of mod.scenarios as Scenario[]) {
+      if (!s || typeof s.name !== 'string' || typeof s.setup !== 'function' || !(s.baseline in BASELINES)) {
+        throw new Error(`${f}: invalid scenario ${JSON.stringify((s as { name?: unknown })?.name)} (needs name, setup and a known baseline)`);
+      }
+      if (s.name in BASELINES || found.some((x) => x.name === s.name)) throw new Error(`${f}: duplicate scenario name ${s.name}`);
+      found.push(s);
+    }
+  }
+  return found;
+}
+
+export function ratios(result: Figures, baseline: Figures): { throughputRatio: number; p99Ratio: number } {
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    throughputRatio: round(result.reqPerSec / baseline.reqPerSec),
+    // Sub-millisecond p99s (autocannon reports whole ms) would make the ratio explode.
+    p99Ratio: round(Math.max(result.p99Ms, 0.001) / Math.max(baseline.p99Ms, 0.001)),
+  };
+}
+
+async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
+  const instance = await scenario.setup(ctx);
+  try {
+    return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections });
+  } finally {
+    await instance.teardown();
+  }
+}
+
+export async function runBench(options: {
+  databaseUrl: string;
+  durationMs: number;
+  connections: number;
+  only?: readonly string[];
+  log?: (message: string) => void;
+  scenariosDir?: string;
+}): Promise<BenchReport> {
+  const log = options.log ?? (() => undefined);
+  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, log };
+  const all = await discoverScenarios(options.scenariosDir);
+  const unknown = (options.only ?? []).filter((n) => !all.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
+  const selected = options.only && options.only.length > 0 ? all.filter((s) => options.only!.includes(s.name)) : all;
+  const startedAt = new Date().toISOString();
+
+  const baselines = {} as Record<BaselineName, Figures>;
+  for (const [name, scenario] of Object.entries(BASELINES) as [BaselineName, Scenario][]) {
+    log(`baseline ${name}: ${scenario.description}`);
+    baselines[name] = await runOne(scenario, ctx);
+  }
+  const results: ScenarioResult[] = [];
+  const failed: { name: string; error: string }[] = [];
+  for (const s of selected) {
+    log(`scenario ${s.name}: ${s.description}`);
+    try {
+      const figures = await runOne(s, ctx);
+      results.push({ name: s.name, description: s.description, baseline: s.baseline, ...figures, ...ratios(figures, baselines[s.baseline]) });
+    } catch (err) {
+      failed.push({ name: s.name, error: (err as Error).message });
+      log(`scenario ${s.name} failed: ${(err as Error).message}`);
+    }
+  }
+  return {
+    startedAt,
+    node: process.version,
+    cpus: cpus().length,
+    durationMs: options.durationMs,
+    connections: options.connections,
+    baselines,
+    scenarios: results,
+    failed,
+  };
+}
+
+export function formatReport(report: BenchReport): string {
+  const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+  const rows: string[][] = [];
+  for (const [name, f] of Object.entries(report.baselines)) {
+    rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), '1.000', '1.000', String(f.failures)]);
+  }
+  for (const s of report.scenarios) {
+    rows.push([s.name, s.baseline, fmt(s.reqPerSec), fmt(s.p50Ms, 2), fmt(s.p99Ms, 2), fmt(s.throughputRatio, 3), fmt(s.p99Ratio, 3), String(s.failures)]);
+  }
+  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '']);
+  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors'];
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const benchEnv = z.object({
+  DATABASE_URL: databaseUrlEnv,
+  BENCH_DURATION: durationEnv('5s'),
+  BENCH_CONNECTIONS: z.string().regex(/^[1-9]\d*$/, { message: 'must be a positive integer' }).transform(Number).default(32),
+  BENCH_ONLY: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
+  BENCH_RESULTS_DIR: z.string().min(1).default(join(BENCH_DIR, 'results')),
+});
+
+async function main(): Promise<number> {
+  let env: z.output<typeof benchEnv>;
+  try {
+    env = loadEnv(benchEnv, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const report = await runBench({
+    databaseUrl,
+    durationMs: env.BENCH_DURATION,
+    connections: env.BENCH_CONNECTIONS,
+    only: env.BENCH_ONLY,
+    log: (m) => process.stderr.write(`bench: ${m}\n`),
+  }).catch((err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ECONNREFUSED') {
+      throw new Error(`cannot reach PostgreSQL at ${databaseUrl}: start it (or \`make dev\`) or set DATABASE_URL`);
+    }
+    throw err;
+  });
+  process.stdout.write(`\n${formatReport(report)}\n`);
+  const dir = isAbsolute(env.BENCH_RESULTS_DIR) ? env.BENCH_RESULTS_DIR : resolve(env.BENCH_RESULTS_DIR);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${report.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\nresults: ${file}\n`);
+  return report.failed.length > 0 ? 1 : 0;
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`bench failed: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

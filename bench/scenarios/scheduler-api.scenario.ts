@@ -1,0 +1,386 @@
+// Issue 4, item 8: the workload scheduler through the whole service (buildApp, the
+// production listener, Prisma over PostgreSQL, the Redis bus when REDIS_URL is set):
+//
+// - scheduler-jobs-filter: GET /v1/jobs with a go-bexpr filter over 10,000 jobs (the
+//   filter runs on every full job, as Nomad does), reported against the Postgres point read.
+// - scheduler-blocking-wakeup: 1,000 clients blocked on GET /v1/jobs?index=N; one op is
+//   "arm 1,000 clients, register a job, then every blocked client has its answer" (the
+//   op's latency includes arming; it is not the wake-up figure). The wake-up figures are
+//   per client, write response to that client's response, both taken in the clients'
+//   thread with one monotonic clock: p50/p99/max are logged at teardown, next to the same
+//   run's bare node:http floor (same clients, same response bytes, no scheduler) and the
+//   ratio between the two. Each op runs one scheduler round and one floor round.
+//
+// SCHEDULER_BENCH_JOBS / SCHEDULER_BENCH_WAITERS shrink it for a quick look.
+import http from 'node:http';
+import { Worker } from 'node:worker_threads';
+import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
+import { createPrismaClient, type Prisma } from '@selfstack/db';
+import { createListener } from '@selfstack/http-kit';
+import { createLogger } from '@selfstack/logger';
+import { createStateStore } from '@selfstack/state';
+import { buildApp } from '../../services/scheduler/src/app';
+import type { Db } from '../../services/scheduler/src/features/common/common.types';
+import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/features/jobs/job-spec';
+import { percentile } from '../measure';
+import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
+import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+
+
+
+
+const TIERS = ['gold', 'silver', 'bronze', 'iron'];
+const DRIVERS = ['docker', 'exec', 'raw_exec', 'java'];
+
+async function seedJobs(prisma: ReturnType<typeof createPrismaClient>, count: number): Promise<void> {
+  const index = 2;
+  for (let start = 0; start < count; start += 1000) {
+    const rows: Prisma.SchedulerJobCreateManyInput[] = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      const job = canonicalizeJob(
+        {
+          ID: `job-${String(i).padStart(5, '0')}`,
+          Priority: 10 + (i % 90),
+          Datacenters: [`dc${i % 3}`],
+          Meta: { tier: TIERS[i % TIERS.length] as string, team: `team-${i % 50}` },
+          TaskGroups: [
+            {
+              Name: 'web',
+              Count: 1 + (i % 5),
+              Tasks: [{ Name: 'server', Driver: DRIVERS[i % DRIVERS.length], Config: { image: `app:${i % 20}` }, Env: { MODE: 'prod' } }],
+            },
+          ],
+        },
+        { namespace: 'default', region: 'global' },
+      );
+      const stored = { ...job, Status: 'pending', CreateIndex: index, ModifyIndex: index, JobModifyIndex: index, SubmitTime: Date.now() * 1e6 };
+      rows.push({
+        namespace: 'default',
+        id: stored.ID,
+        version: 0,
+        type: stored.Type,
+        status: stored.Status,
+        data: stored as unknown as Prisma.InputJsonValue,
+        summary: summaryFor(stored, null, index) as unknown as Prisma.InputJsonValue,
+        createIndex: BigInt(index),
+        modifyIndex: BigInt(index),
+        jobModifyIndex: BigInt(index),
+      });
+    }
+    await prisma.schedulerJob.createMany({ data: rows });
+  }
+  await prisma.$executeRawUnsafe(
+    `INSERT INTO scheduler.table_index ("table", "index") VALUES ('jobs', ${index}), ('job_summary', ${index}) ON CONFLICT ("table") DO UPDATE SET "index" = EXCLUDED."index"`,
+  );
+  await prisma.$executeRawUnsafe(`UPDATE scheduler.state_index SET value = ${index} WHERE id = 1`);
+}
+
+interface Started {
+  url: string;
+  port: number;
+  state: ReturnType<typeof createStateStore<Db>>;
+  teardown(): Promise<void>;
+}
+
+async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Started> {
+  const db = await createBenchDatabase(ctx.databaseUrl, 'scheduler');
+  const { name, url } = db;
+  const prisma = createPrismaClient({ url, poolSize: 16 });
+  const logger = createLogger({ service: 'scheduler-bench', level: 'error' });
+  let bus: Bus | undefined;
+  try {
+    const started = Date.now();
+    await seedJobs(prisma, jobs);
+    ctx.log(`scheduler: seeded ${jobs} jobs in ${Date.now() - started} ms (database ${name})`);
+    const redisUrl = process.env['REDIS_URL'];
+    bus = redisUrl ? createRedisBus({ url: redisUrl, prefix: `bench:${name}:`, logger }) : createMemoryBus();
+    ctx.log(`scheduler: wake-ups through ${redisUrl ? 'Redis' : 'the in-memory bus'}`);
+    const state = createStateStore<Db>({ prisma, bus, logger });
+    await state.ready();
+    const app = buildApp({
+      prisma,
+      state,
+      logger,
+      config: { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
+    });
+    // Blocked clients sit idle between rounds: keep their connections (no reconnects mid-round).
+    const listener = await createListener(app, { port: 0, host: '127.0.0.1', keepAliveTimeoutMs: 120_000 });
+    const b = bus;
+    return {
+      url: listener.url,
+      port: listener.port,
+      state,
+      async teardown() {
+        await listener.close({ drainTimeoutMs: 100 });
+        await state.close();
+        await b.close();
+        await prisma.$disconnect();
+        await db.drop();
+      },
+    };
+  } catch (err) {
+    await bus?.close();
+    await prisma.$disconnect();
+    await db.drop();
+    throw err;
+  }
+}
+
+function getJson(agent: http.Agent, port: number, path: string): Promise<{ status: number; index: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, index: Number(res.headers['x-scheduler-index']) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+// The blocked clients and the writer live in a worker thread with their own event loop (as
+// remote clients would), so the server's loop only pays for the server side of the 1,000
+// responses, and every timestamp is taken on the client side with one clock: the write's
+// response (its commit has returned) is t0, each blocked client's response is t - t0.
+const WAITER_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * workerData.waiters + 10 });
+const writer = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+let round = null;
+function settle() {
+  if (round && round.left === 0 && round.t0 !== undefined) {
+    const r = round;
+    round = null;
+    parentPort.postMessage({ type: 'done', times: r.times.map((t) => t - r.t0), failed: r.failed, writeStatus: r.writeStatus, writeIndex: r.writeIndex });
+  }
+}
+parentPort.on('message', (msg) => {
+  if (msg.type === 'close') { agent.destroy(); writer.destroy(); process.exit(0); }
+  if (msg.type === 'arm') {
+    const r = { times: [], left: msg.count, failed: '', t0: undefined, writeStatus: 0, writeIndex: 0 };
+    round = r;
+    for (let i = 0; i < msg.count; i++) {
+      http.get({ host: '127.0.0.1', port: msg.port, path: msg.path, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const t = now();
+          const idx = Number(res.headers['x-scheduler-index']);
+          if (res.statusCode !== 200 || !(idx > msg.armedAt)) r.failed = 'status ' + res.statusCode + ' index ' + idx;
+          r.times.push(t);
+          r.left--;
+          settle();
+        });
+      }).on('error', (e) => { r.failed = String(e); r.times.push(0); r.left--; settle(); });
+    }
+    return;
+  }
+  if (msg.type === 'write') {
+    const r = round;
+    const data = JSON.stringify(msg.body);
+    const req = http.request(
+      { host: '127.0.0.1', port: msg.port, path: msg.path, method: 'PUT', agent: writer, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          r.t0 = now();
+          r.writeStatus = res.statusCode;
+          r.writeIndex = Number(res.headers['x-scheduler-index']);
+          settle();
+        });
+      },
+    );
+    req.on('error', (e) => { r.failed = String(e); r.t0 = now(); settle(); });
+    req.end(data);
+  }
+});
+`;
+
+interface RoundResult {
+  type: 'done';
+  times: number[];
+  failed: string;
+  writeStatus: number;
+  writeIndex: number;
+}
+
+/**
+ * The floor under the wake-up figure, measured in the same run: a bare node:http server
+ * (no Express, no kit, no Postgres, no Redis) holds the same number of keep-alive GETs
+ * from the same client thread and, when a PUT arrives, answers it and then every held
+ * request at once with the scheduler's own response (same headers, same body bytes). What
+ * remains between the two is what the scheduler adds; the floor itself is what one Node
+ * event loop needs to write that many HTTP responses on this machine.
+ */
+type Sample = { headers: Array<[string, string]>; body: Buffer };
+
+async function startBareFloor(): Promise<{ port: number; held(): number; use(sample: Sample): void; close(): Promise<void> }> {
+  let sample: Sample = { headers: [], body: Buffer.from('[]') };
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'PUT') {
+      held.push(res);
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end('{}');
+      const batch = held.splice(0);
+      for (const r of batch) {
+        for (const [k, v] of sample.headers) r.setHeader(k, v);
+        r.setHeader('Content-Length', sample.body.length);
+        r.end(sample.body);
+      }
+    });
+  });
+  server.keepAliveTimeout = 120_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    held: () => held.length,
+    use: (next) => {
+      sample = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** One response of the scheduler as the floor replays it (hop-by-hop and per-response headers left to node:http). */
+function sampleResponse(port: number, path: string): Promise<Sample> {
+  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers: Array<[string, string]> = [];
+          const raw = res.rawHeaders;
+          for (let i = 0; i + 1 < raw.length; i += 2) if (!skip.has((raw[i] as string).toLowerCase())) headers.push([raw[i] as string, raw[i + 1] as string]);
+          resolve({ headers, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+function summary(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)} ms`;
+}
+
+async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
+  const waiters = sizeFromEnv('SCHEDULER_BENCH_WAITERS', 1000);
+  const s = await startScheduler(ctx, 10);
+  const worker = new Worker(WAITER_WORKER, { eval: true, workerData: { waiters } });
+  const reader = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const perClient: number[] = [];
+  const firsts: number[] = [];
+  const barePerClient: number[] = [];
+  const bareFirsts: number[] = [];
+  let index = (await getJson(reader, s.port, '/v1/jobs')).index;
+  reader.destroy();
+  const floor = await startBareFloor();
+  let n = 0;
+
+  async function round(port: number, armedAt: number, path: string, armed: () => boolean, body: unknown): Promise<RoundResult> {
+    let settled: RoundResult | undefined;
+    const answered = new Promise<RoundResult>((resolve) =>
+      worker.once('message', (m: RoundResult) => {
+        settled = m;
+        resolve(m);
+      }),
+    );
+    worker.postMessage({ type: 'arm', port, count: waiters, armedAt, path });
+    // Every client is registered (as a waiter / held) before the write: no head start.
+    // A client that failed while arming ends the round instead of hanging it.
+    const armBy = Date.now() + 60_000;
+    while (!armed() && settled === undefined) {
+      if (Date.now() > armBy) throw new Error('blocked clients did not all arrive within 60 s');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    if (settled !== undefined) throw new Error(`round ended while arming: ${settled.failed || 'unknown'}`);
+    worker.postMessage({ type: 'write', port, path: '/v1/jobs', body });
+    const result = await answered;
+    if (result.writeStatus !== 200) throw new Error(`register answered ${result.writeStatus}${result.failed ? ` (${result.failed})` : ''}`);
+    if (result.failed) throw new Error(`blocked read failed: ${result.failed}`);
+    return result;
+  }
+
+  // A client answered before the write's response arrived counts as 0 ms.
+  const latencies = (times: number[]) => times.map((t) => Math.max(0, t)).sort((a, b) => a - b);
+
+  // One op: a scheduler round, then a floor round under the same conditions.
+  const run = async (): Promise<void> => {
+    const armedAt = index;
+    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.state.waiterCount() >= waiters, {
+      Job: { ID: `wake-${n++}`, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] },
+    });
+    const lat = latencies(r.times);
+    perClient.push(...lat);
+    firsts.push(lat[0] ?? 0);
+    index = r.writeIndex;
+    // The floor answers with what the woken clients were just answered (headers and body).
+    floor.use(await sampleResponse(s.port, '/v1/jobs?prefix=wake-'));
+    const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => floor.held() >= waiters, {})).times);
+    barePerClient.push(...b);
+    bareFirsts.push(b[0] ?? 0);
+  };
+  return {
+    target: { kind: 'function', run, concurrency: 1 },
+    async teardown() {
+      if (perClient.length > 0) {
+        const ratio = (q: number) => (percentile([...perClient].sort((a, b) => a - b), q) / Math.max(0.001, percentile([...barePerClient].sort((a, b) => a - b), q))).toFixed(2);
+        ctx.log(
+          `scheduler-blocking-wakeup: ${perClient.length} wake-ups (${waiters} clients x ${firsts.length} writes); write-response to client-response ${summary(perClient)}; first client p50 ${percentile([...firsts].sort((a, b) => a - b), 50).toFixed(2)} ms`,
+        );
+        ctx.log(
+          `scheduler-blocking-wakeup: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
+        );
+      }
+      worker.postMessage({ type: 'close' });
+      await worker.terminate();
+      await floor.close();
+      await s.teardown();
+    },
+  };
+}
+
+async function jobsFilter(ctx: ScenarioContext): Promise<ScenarioInstance> {
+  const jobs = sizeFromEnv('SCHEDULER_BENCH_JOBS', 10_000);
+  const s = await startScheduler(ctx, jobs);
+  const f = (e: string) => encodeURIComponent(e);
+  return {
+    target: {
+      kind: 'http',
+      url: s.url,
+      requests: [
+        { method: 'GET', path: `/v1/jobs?filter=${f('Meta.tier == "gold" and TaskGroups.0.Tasks.0.Driver == "docker"')}` },
+        { method: 'GET', path: `/v1/jobs?filter=${f('Meta.team == "team-7" or "dc2" in Datacenters')}&per_page=100` },
+        { method: 'GET', path: `/v1/jobs?filter=${f('TaskGroups.0.Tasks.0.Config.image matches "app:1[0-9]"')}&per_page=50` },
+      ],
+    },
+    teardown: () => s.teardown(),
+  };
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'scheduler-jobs-filter',
+    description: 'GET /v1/jobs?filter=<go-bexpr> over 10,000 jobs (filter evaluated on every full job)',
+    baseline: 'pg-point-read',
+    setup: jobsFilter,
+  },
+  {
+    name: 'scheduler-blocking-wakeup',
+    description: 'register a job with 1,000 clients blocked on /v1/jobs?index=N; op = arm, write until all 1,000 answered, then the same round on a bare node:http floor',
+    baseline: 'node-http',
+    setup: blockingWakeup,
+  },
+];
