@@ -7,9 +7,9 @@ import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener, installShutdown, type Listener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
-import { Pool } from 'pg';
 import { buildApp } from './app';
 import { loadSecretsConfig } from './config';
+import { createEntryPool } from './features/barrier/barrier.store';
 import { createSecretsServices, type SecretsServices } from './services';
 
 const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/selfstack';
@@ -53,7 +53,11 @@ async function main(): Promise<void> {
   // Prisma serves the rare barrier operations; the entry store's prepared statements run
   // on their own node-postgres pool (docs/secrets.md, "Design notes").
   const prisma = createPrismaClient({ url: databaseUrl, poolSize: 2 });
-  const pool = new Pool({ connectionString: databaseUrl, max: env.SECRETS_DB_POOL, application_name: 'selfstack-secrets' });
+  const pool = createEntryPool({
+    url: databaseUrl,
+    max: env.SECRETS_DB_POOL,
+    onIdleError: (err) => logger.warn('entry store: idle Postgres connection lost', { err: err.message }),
+  });
   const bus: Bus = env.REDIS_URL ? createRedisBus({ url: env.REDIS_URL, prefix: 'secrets:', logger }) : createMemoryBus();
   const services = createSecretsServices({ prisma, pool, bus });
   await services.start();

@@ -1,13 +1,14 @@
 // Integration-test harness: a real Postgres database cloned from the migrated template,
 // a Redis bus with a per-file prefix, the real service graph and app.
 import type { Express } from 'express';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import request from 'supertest';
 import { createRedisBus, type RedisBus } from '@selfstack/bus';
 import { createPrismaClient, type PrismaClient } from '@selfstack/db';
 import { createLogger } from '@selfstack/logger';
 import { createTestDatabase, testRedisPrefix, testRedisUrl, type TestDatabase } from '@selfstack/testing';
 import { buildApp } from '../src/app';
+import { createEntryPool } from '../src/features/barrier/barrier.store';
 import { compileCustomHeaders } from '../src/http/response-headers';
 import type { ListenerConfig } from '../src/config';
 import { createSecretsServices, type SecretsServices } from '../src/services';
@@ -48,7 +49,7 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
   const pools: Pool[] = [];
   const make = async () => {
     const prisma = createPrismaClient({ url: db.url, poolSize: 2 });
-    const pool = new Pool({ connectionString: db.url, max: 4 });
+    const pool = createEntryPool({ url: db.url, max: 4 });
     pools.push(pool);
     const bus = createRedisBus({ url: testRedisUrl(), prefix, logger: silentLogger });
     prismas.push(prisma);

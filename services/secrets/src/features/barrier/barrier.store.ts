@@ -3,7 +3,7 @@
 // The only file of the service that talks to the database. Every hot-path operation is
 // one round trip: an indexed point read, or a point read plus one range read.
 import type { PrismaClient } from '@selfstack/db';
-import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import { Pool, type QueryResult, type QueryResultRow } from 'pg';
 import {
   AlreadyInitializedError,
   EntryConflictError,
@@ -100,6 +100,30 @@ function txOps(db: Queryable): RawEntryTx {
       return r.rows.map((row) => row.path);
     },
   };
+}
+
+export interface EntryPoolOptions {
+  url: string;
+  max?: number;
+  applicationName?: string;
+  /** Told when an idle connection dies (Postgres restarted, an admin terminated it). */
+  onIdleError?: (err: Error) => void;
+}
+
+/**
+ * The node-postgres pool behind the entry store. An idle connection that the server ends
+ * (a restart, pg_terminate_backend) makes the pool emit 'error'; without a listener that
+ * event would crash the process, so one is always attached. The pool drops the dead
+ * client and the next query opens a new connection.
+ */
+export function createEntryPool(options: EntryPoolOptions): Pool {
+  const pool = new Pool({
+    connectionString: options.url,
+    ...(options.max !== undefined ? { max: options.max } : {}),
+    application_name: options.applicationName ?? 'selfstack-secrets',
+  });
+  pool.on('error', (err: Error) => options.onIdleError?.(err));
+  return pool;
 }
 
 export function createEntryStore(deps: { pool: Pool }): EntryStore {
