@@ -132,8 +132,10 @@ export async function ensureTemplateDatabase(options: EnsureTemplateOptions): Pr
         try {
           await retryWhileBusy(() => client.query(`ALTER DATABASE ${quoteIdent(build)} RENAME TO ${quoteIdent(template)}`));
         } catch (err) {
-          // 42P04 duplicate_database: a run holding the lock in another database won the race.
-          if (!(err instanceof DatabaseError && err.code === '42P04')) throw err;
+          // A run holding the lock in another database won the race: 42P04 duplicate_database
+          // when its rename had committed before ours looked, 23505 (the catalog's unique
+          // index on datname) when both renames ran at the same moment.
+          if (!(err instanceof DatabaseError && (err.code === '42P04' || err.code === '23505'))) throw err;
           await dropDatabase(client, build);
           log(`reusing template database ${template} (built concurrently)`);
           return template;
