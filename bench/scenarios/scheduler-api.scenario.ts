@@ -141,13 +141,23 @@ function getJson(agent: http.Agent, port: number, path: string): Promise<{ statu
 // remote clients would), so the server's loop only pays for the server side of the 1,000
 // responses, and every timestamp is taken on the client side with one clock: the write's
 // response (its commit has returned) is t0, each blocked client's response is t - t0.
+//
+// The blocked clients are raw keep-alive sockets with a minimal HTTP/1.1 response reader
+// (status line, Content-Length, X-Scheduler-Index), not node:http clients: with 1,000
+// responses arriving at once, node:http's own client machinery (parser objects,
+// IncomingMessage streams, events) costs the measuring thread ~0.1 ms per response, which
+// would put a ~100 ms queue on the client side of every figure, the floor's included. A
+// remote client pays that on its own machine, not in the server's wake-up latency.
 const WAITER_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * workerData.waiters + 10 });
+const net = require('node:net');
 const writer = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const now = () => Number(process.hrtime.bigint()) / 1e6;
+const CRLF2 = Buffer.from('\\r\\n\\r\\n');
 let round = null;
+// One pool of sockets per server port, reused across rounds (keep-alive, no reconnects).
+const pools = new Map();
 function settle() {
   if (round && round.left === 0 && round.t0 !== undefined) {
     const r = round;
@@ -155,23 +165,82 @@ function settle() {
     parentPort.postMessage({ type: 'done', times: r.times.map((t) => t - r.t0), failed: r.failed, writeStatus: r.writeStatus, writeIndex: r.writeIndex });
   }
 }
+// A client: one socket, one outstanding GET at a time; onResponse(status, index) per reply.
+function client(port) {
+  const c = { socket: null, buf: null, need: -1, status: 0, index: 0, onResponse: null, onError: null };
+  const sock = net.connect({ host: '127.0.0.1', port });
+  sock.setNoDelay(true);
+  c.socket = sock;
+  sock.on('data', (chunk) => {
+    c.buf = c.buf ? Buffer.concat([c.buf, chunk]) : chunk;
+    for (;;) {
+      if (c.need < 0) {
+        const end = c.buf.indexOf(CRLF2);
+        if (end < 0) return;
+        const head = c.buf.subarray(0, end).toString('latin1');
+        const lines = head.split('\\r\\n');
+        c.status = Number(lines[0].split(' ')[1]);
+        let len = -1;
+        c.index = 0;
+        for (let i = 1; i < lines.length; i++) {
+          const colon = lines[i].indexOf(':');
+          const name = lines[i].slice(0, colon).trim().toLowerCase();
+          const value = lines[i].slice(colon + 1).trim();
+          if (name === 'content-length') len = Number(value);
+          else if (name === 'x-scheduler-index') c.index = Number(value);
+          else if (name === 'transfer-encoding') { c.onError && c.onError('unexpected transfer-encoding ' + value); return; }
+        }
+        if (len < 0) { c.onError && c.onError('response without Content-Length'); return; }
+        c.buf = c.buf.subarray(end + 4);
+        c.need = len;
+      }
+      if (c.buf.length < c.need) return;
+      c.buf = c.buf.subarray(c.need);
+      c.need = -1;
+      const cb = c.onResponse;
+      c.onResponse = null;
+      if (cb) cb(c.status, c.index);
+      if (c.buf.length === 0) { c.buf = null; return; }
+    }
+  });
+  sock.on('error', (e) => c.onError && c.onError(String(e)));
+  sock.on('close', () => c.onError && c.onError('connection closed by the server'));
+  return c;
+}
 parentPort.on('message', (msg) => {
-  if (msg.type === 'close') { agent.destroy(); writer.destroy(); process.exit(0); }
+  if (msg.type === 'close') {
+    for (const pool of pools.values()) for (const c of pool) { c.onError = null; c.socket.destroy(); }
+    writer.destroy();
+    process.exit(0);
+  }
   if (msg.type === 'arm') {
     const r = { times: [], left: msg.count, failed: '', t0: undefined, writeStatus: 0, writeIndex: 0 };
     round = r;
+    let pool = pools.get(msg.port);
+    if (!pool) { pool = []; pools.set(msg.port, pool); }
+    while (pool.length < msg.count) pool.push(client(msg.port));
+    const request = Buffer.from('GET ' + msg.path + ' HTTP/1.1\\r\\nHost: 127.0.0.1:' + msg.port + '\\r\\nAccept: application/json\\r\\n\\r\\n');
     for (let i = 0; i < msg.count; i++) {
-      http.get({ host: '127.0.0.1', port: msg.port, path: msg.path, agent }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          const t = now();
-          const idx = Number(res.headers['x-scheduler-index']);
-          if (res.statusCode !== 200 || !(idx > msg.armedAt)) r.failed = 'status ' + res.statusCode + ' index ' + idx;
-          r.times.push(t);
-          r.left--;
-          settle();
-        });
-      }).on('error', (e) => { r.failed = String(e); r.times.push(0); r.left--; settle(); });
+      const c = pool[i];
+      let done = false;
+      c.onResponse = (status, idx) => {
+        if (done) return;
+        done = true;
+        const t = now();
+        if (status !== 200 || !(idx > msg.armedAt)) r.failed = 'status ' + status + ' index ' + idx;
+        r.times.push(t);
+        r.left--;
+        settle();
+      };
+      c.onError = (e) => {
+        if (done) return;
+        done = true;
+        r.failed = e;
+        r.times.push(0);
+        r.left--;
+        settle();
+      };
+      c.socket.write(request);
     }
     return;
   }
