@@ -54,7 +54,8 @@ migrate: install generate
 	npx tsx libs/db/src/migrate-cli.ts
 
 bench: install generate
-	npx tsx bench/run.ts
+	# Scenarios use the Redis bus as deployed (blocking-query wake-ups, cache invalidation).
+	REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379}" npx tsx bench/run.ts
 
 build: install generate
 	npx tsx scripts/build.ts
