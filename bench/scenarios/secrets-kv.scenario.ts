@@ -67,7 +67,7 @@ async function readScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
 async function writeScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const s = await startSecrets(ctx);
   // Writers spread over 64 keys, as vault-benchmark's kvv2_write does (numkvs): each
-  // request adds a version (pruned at 10) in one transaction.
+  // request adds a version (pruned at 10): an unlocked metadata read + one conditional statement.
   const requests: HttpRequestSpec[] = Array.from({ length: WRITE_KEYS }, (_, i) => ({
     method: 'POST',
     path: `/v1/secret/data/bench/write-${i}`,
@@ -86,7 +86,7 @@ export const scenarios: Scenario[] = [
   },
   {
     name: 'secrets-kv2-write',
-    description: 'secrets: POST /v1/secret/data/<key> over 64 keys (new version per request, one transaction)',
+    description: 'secrets: POST /v1/secret/data/<key> over 64 keys (new version per request: unlocked metadata read + one conditional statement)',
     baseline: 'node-http',
     setup: writeScenario,
   },

@@ -2,6 +2,7 @@
 // are serialised by a mutex and applied atomically at the end, like the Postgres store.
 import {
   AlreadyInitializedError,
+  assertDisjointPaths,
   EntryConflictError,
   type BarrierRecord,
   type BarrierStore,
@@ -87,6 +88,18 @@ export function createMemoryStores(): MemoryStores {
     delete: (path) => runTx((tx) => tx.delete(path)),
     deletePrefix: (prefix) => runTx((tx) => tx.deletePrefix(prefix)),
     listPaths: async (prefix) => [...entries.keys()].filter((p) => p.startsWith(prefix)).sort(),
+    // Same semantics as the Postgres statement: compare the stored bytes, then apply all
+    // or nothing, serialised with transactions.
+    applyIf: (guardPath, expected, next, deletes, puts) =>
+      runTx(async (tx) => {
+        assertDisjointPaths(guardPath, deletes, puts);
+        const current = await tx.get(guardPath);
+        const holds = expected === null ? current === null : current !== null && current.equals(expected);
+        if (!holds) return false;
+        await tx.put(guardPath, next);
+        await tx.replace(deletes, puts);
+        return true;
+      }),
     transaction: runTx,
   };
 

@@ -14,6 +14,7 @@ import {
   EntryConflictError,
   type BarrierRecord,
   type BarrierStore,
+  type EntryGuard,
   type EntryStore,
   type RawEntryTx,
   type Storage,
@@ -22,6 +23,12 @@ import {
 
 const KEYRING_AAD = 'core/keyring';
 const MAX_TX_ATTEMPTS = 5;
+
+/** What an `EntryGuard` holds: the path and its stored ciphertext when read. */
+interface GuardState {
+  readonly path: string;
+  readonly stored: Buffer | null;
+}
 
 interface Keyring {
   activeTerm: number;
@@ -235,6 +242,24 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
         entry: entry === null ? null : dec(k, path, entry),
         last: last === null ? null : { path: last.path, value: dec(k, last.path, last.value) },
       };
+    },
+    async getGuarded(path) {
+      const k = ring();
+      const stored = await entryStore.get(path);
+      const guard: GuardState = { path, stored };
+      return { value: stored === null ? null : dec(k, path, stored), guard: guard as unknown as EntryGuard };
+    },
+    async applyIf(path, guard, value, deletes, puts) {
+      const k = ring();
+      const g = guard as unknown as GuardState;
+      if (g.path !== path) throw new Error(`applyIf: guard of ${g.path} used for ${path}`);
+      return entryStore.applyIf(
+        path,
+        g.stored,
+        enc(k, path, value),
+        deletes,
+        puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })),
+      );
     },
     put: async (path, value) => entryStore.put(path, enc(ring(), path, value)),
     insert: async (path, value) => entryStore.insert(path, enc(ring(), path, value)),

@@ -1,11 +1,12 @@
 // The physical layer over PostgreSQL (tables `secrets.barrier` and `secrets.entries`,
 // declared in prisma/schema/secrets.prisma and migrated by Prisma's migration folders).
-// The only file of the service that talks to the database. Every hot-path operation is
-// one round trip: an indexed point read, or a point read plus one range read.
+// The only file of the service that talks to the database. Every statement is one round
+// trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`).
 import type { PrismaClient } from '@selfstack/db';
 import { Pool, type QueryResult, type QueryResultRow } from 'pg';
 import {
   AlreadyInitializedError,
+  assertDisjointPaths,
   EntryConflictError,
   type BarrierRecord,
   type BarrierStore,
@@ -50,6 +51,22 @@ const SQL = {
   replace: `WITH "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($1::text[]))
      INSERT INTO "secrets"."entries" ("path", "value") SELECT * FROM unnest($2::text[], $3::bytea[])
      ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value"`,
+  // Optimistic writes (EntryStore.applyIf), autocommit: "cur" is the guard; the other
+  // CTEs run only when it matched. Under READ COMMITTED an UPDATE that waited for a
+  // concurrent writer re-checks "value" = $3 on the committed row and matches nothing;
+  // an INSERT ... ON CONFLICT DO NOTHING that waited sees the committed row and skips.
+  applyIfEqual: `WITH "cur" AS (UPDATE "secrets"."entries" SET "value" = $2 WHERE "path" = $1 AND "value" = $3 RETURNING 1),
+     "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($4::text[]) AND EXISTS (SELECT 1 FROM "cur")),
+     "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
+        SELECT "u"."p", "u"."v" FROM unnest($5::text[], $6::bytea[]) AS "u"("p", "v") WHERE EXISTS (SELECT 1 FROM "cur")
+        ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
+     SELECT 1 AS "applied" FROM "cur"`,
+  applyIfAbsent: `WITH "cur" AS (INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO NOTHING RETURNING 1),
+     "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($3::text[]) AND EXISTS (SELECT 1 FROM "cur")),
+     "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
+        SELECT "u"."p", "u"."v" FROM unnest($4::text[], $5::bytea[]) AS "u"("p", "v") WHERE EXISTS (SELECT 1 FROM "cur")
+        ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
+     SELECT 1 AS "applied" FROM "cur"`,
   getMany: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = ANY($1::text[])',
   // The range bounds let the primary-key index serve the scan; the LIKE keeps the answer
   // exact under any collation (version suffixes are 16 decimal digits).
@@ -155,6 +172,16 @@ export function createEntryStore(deps: { pool: Pool }): EntryStore {
         else last = { path: row.path, value: toBuffer(row.value) };
       }
       return { entry, last };
+    },
+    async applyIf(guardPath, expected, next, deletes, puts) {
+      assertDisjointPaths(guardPath, deletes, puts);
+      const paths = puts.map((p) => p.path);
+      const values = puts.map((p) => p.value);
+      const r =
+        expected === null
+          ? await run(pool, 'applyIfAbsent', [guardPath, next, [...deletes], paths, values])
+          : await run(pool, 'applyIfEqual', [guardPath, next, expected, [...deletes], paths, values]);
+      return r.rowCount === 1;
     },
     async transaction(fn) {
       const client = await pool.connect();

@@ -26,6 +26,13 @@ export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
   getMany(paths: readonly string[]): Promise<RawEntry[]>;
   /** `path` plus the greatest path under `prefix` (one round trip; KV v2 latest-version reads). */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: RawEntry | null }>;
+  /**
+   * Conditional write in one autocommit statement (one round trip, no lock held across
+   * round trips): if the stored bytes at `guardPath` equal `expected` (`null`: no row),
+   * sets `guardPath` to `next`, deletes `deletes` and inserts or replaces `puts`, all or
+   * nothing; otherwise changes nothing. Returns whether it applied. Paths must be disjoint.
+   */
+  applyIf(guardPath: string, expected: Buffer | null, next: Buffer, deletes: readonly string[], puts: readonly RawEntry[]): Promise<boolean>;
   transaction<T>(fn: (tx: RawEntryTx) => Promise<T>): Promise<T>;
 }
 
@@ -43,6 +50,15 @@ export interface BarrierStore {
    * `AlreadyInitializedError` when another process initialised first.
    */
   create(record: BarrierRecord, setup: (tx: RawEntryTx) => Promise<void>): Promise<void>;
+}
+
+/** `applyIf` writes the guard path, deletes and puts in one statement: they must not overlap. */
+export function assertDisjointPaths(guardPath: string, deletes: readonly string[], puts: readonly { path: string }[]): void {
+  const seen = new Set<string>([guardPath]);
+  for (const p of [...deletes, ...puts.map((e) => e.path)]) {
+    if (seen.has(p)) throw new Error(`applyIf: ${p} appears more than once`);
+    seen.add(p);
+  }
 }
 
 export class EntryConflictError extends Error {
@@ -68,10 +84,36 @@ export interface StorageTx {
   listPaths(prefix: string): Promise<string[]>;
 }
 
+declare const entryGuardBrand: unique symbol;
+
+/**
+ * Opaque "unchanged since read" token of one path: the exact stored ciphertext (or its
+ * absence). Barrier ciphertext carries a random nonce, so every write of a path stores
+ * different bytes and byte equality means no write happened in between (no ABA).
+ */
+export interface EntryGuard {
+  readonly [entryGuardBrand]: true;
+}
+
 export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
   get(path: string): Promise<Buffer | null>;
   getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
+  /** Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`. */
+  getGuarded(path: string): Promise<{ value: Buffer | null; guard: EntryGuard }>;
+  /**
+   * Optimistic write (one round trip): if `path` is still as `guard` (from `getGuarded` of
+   * the same path) saw it, writes `value` there, deletes `deletes` and inserts or replaces
+   * `puts`, atomically; otherwise changes nothing. Returns whether it applied; on `false`
+   * re-read and retry. Paths must be disjoint.
+   */
+  applyIf(
+    path: string,
+    guard: EntryGuard,
+    value: Buffer,
+    deletes: readonly string[],
+    puts: readonly { path: string; value: Buffer }[],
+  ): Promise<boolean>;
   /** Runs `fn` in one database transaction; retried (up to a few times) on insert conflicts. */
   transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
 }

@@ -3,9 +3,11 @@ import { StatusResponse } from '../../core/errors';
 import { goDuration, rfc3339 } from '../../core/duration';
 import { RawJson, stringifyWithRaw } from '../../core/json';
 import { createMemoryStores } from '../../../test/memory-store';
-import { createBarrier } from '../barrier/barrier.service';
+import { createBarrier, type Barrier } from '../barrier/barrier.service';
+import type { EntryStore } from '../barrier/barrier.types';
 import { hmacHex } from '../barrier/salt';
-import { childrenOf, createKvService, mergePatch, subkeysOf, validateCustomMetadata } from './kv.service';
+import { metaPath } from './kv-layout';
+import { childrenOf, createKvService, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
 
 describe('KV helpers', () => {
   it('mergePatch follows RFC 7396', () => {
@@ -44,9 +46,9 @@ describe('KV helpers', () => {
 });
 
 describe('KV v2 service over the barrier (in-memory store)', () => {
-  async function setup() {
+  async function setup(wrap: (store: EntryStore) => EntryStore = (store) => store) {
     const stores = createMemoryStores();
-    const barrier = createBarrier(stores);
+    const barrier = createBarrier({ barrierStore: stores.barrierStore, entryStore: wrap(stores.entryStore) });
     const salt = Buffer.alloc(32, 7);
     const { keys } = await barrier.initialize(1, 1, async (tx) => tx.put('core/salt', salt));
     await barrier.submitUnsealKey(keys[0] as Buffer);
@@ -93,5 +95,136 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     await kv.write('m/', 'k', { a: 1 }, undefined);
     barrier.seal();
     await expect(kv.read('m/', 'k', 0)).rejects.toMatchObject({ status: 503 });
+  });
+
+  /**
+   * Wraps the entry store so that before each of the first `lose` conditional writes another
+   * writer rewrites the metadata row (`interfere`), making the guard fail; counts calls.
+   */
+  function racing(lose: number, interfere: (barrier: Barrier) => Promise<void>) {
+    let barrier: Barrier | null = null;
+    const calls = { applyIf: 0, applied: 0, transaction: 0 };
+    const wrap = (store: EntryStore): EntryStore => ({
+      ...store,
+      applyIf: async (...args) => {
+        calls.applyIf++;
+        if (calls.applyIf <= lose && barrier) await interfere(barrier);
+        const ok = await store.applyIf(...args);
+        if (ok) calls.applied++;
+        return ok;
+      },
+      transaction: (fn) => {
+        calls.transaction++;
+        return store.transaction(fn);
+      },
+    });
+    return { calls, wrap, attach: (b: Barrier) => void (barrier = b) };
+  }
+  // Re-encrypts the same metadata: the plaintext is unchanged but the stored bytes are not.
+  const rewriteMeta = async (b: Barrier) => {
+    const mp = metaPath('m/', 'k');
+    const v = await b.get(mp);
+    if (v) await b.put(mp, v);
+  };
+
+  it('without a race a write applies on its first conditional write, with no transaction', async () => {
+    const race = racing(0, rewriteMeta);
+    const { kv, barrier } = await setup(race.wrap);
+    race.attach(barrier);
+    expect((await kv.write('m/', 'k', { a: 1 }, undefined)).version).toBe(1);
+    expect((await kv.write('m/', 'k', { a: 2 }, 1)).version).toBe(2);
+    expect(race.calls).toEqual({ applyIf: 2, applied: 2, transaction: 0 });
+  });
+
+  it('a lost race re-reads and retries without the lock', async () => {
+    const race = racing(OPTIMISTIC_ATTEMPTS - 1, rewriteMeta);
+    const { kv, barrier } = await setup(race.wrap);
+    await kv.write('m/', 'k', { a: 1 }, undefined);
+    race.attach(barrier);
+    race.calls.applyIf = 0;
+    race.calls.applied = 0;
+    expect((await kv.write('m/', 'k', { a: 2 }, 1)).version).toBe(2);
+    expect(race.calls).toEqual({ applyIf: OPTIMISTIC_ATTEMPTS, applied: 1, transaction: 0 });
+  });
+
+  it(`after ${OPTIMISTIC_ATTEMPTS} lost races the write goes through the locking transaction`, async () => {
+    const race = racing(OPTIMISTIC_ATTEMPTS, rewriteMeta);
+    const { kv, barrier } = await setup(race.wrap);
+    await kv.write('m/', 'k', { a: 1 }, undefined);
+    race.attach(barrier);
+    race.calls.applyIf = 0;
+    race.calls.applied = 0;
+    const info = await kv.write('m/', 'k', { a: 2 }, 1);
+    expect(info.version).toBe(2);
+    expect(race.calls).toEqual({ applyIf: OPTIMISTIC_ATTEMPTS, applied: 0, transaction: 1 });
+    const r = await kv.read('m/', 'k', 0);
+    expect(r).not.toBeInstanceOf(StatusResponse);
+    if (!(r instanceof StatusResponse)) expect(JSON.parse(r.data.text)).toEqual({ a: 2 });
+    expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 2 });
+  });
+
+  it('a cas write that lost to another version answers the cas error after re-reading', async () => {
+    let kvRef: ReturnType<typeof createKvService> | null = null;
+    let inside = false;
+    const race = racing(1, async () => {
+      if (inside || !kvRef) return;
+      inside = true;
+      await kvRef.write('m/', 'k', { other: true }, undefined);
+      inside = false;
+    });
+    const { kv, barrier } = await setup(race.wrap);
+    await kv.write('m/', 'k', { a: 1 }, undefined);
+    race.attach(barrier);
+    race.calls.applyIf = 0;
+    kvRef = kv;
+    await expect(kv.write('m/', 'k', { a: 2 }, 1)).rejects.toMatchObject({
+      status: 400,
+      messages: ['check-and-set parameter did not match the current version'],
+    });
+    expect(race.calls.transaction).toBe(0);
+    expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 2 });
+  });
+
+  it('16 concurrent writes get versions 1..16 with their own data', async () => {
+    const { kv } = await setup();
+    await kv.writeMetadata('m/', 'k', { max_versions: 20 }, false);
+    const infos = await Promise.all(Array.from({ length: 16 }, (_, i) => kv.write('m/', 'k', { i }, undefined)));
+    expect(infos.map((x) => x.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    for (let i = 0; i < 16; i++) {
+      const r = await kv.read('m/', 'k', infos[i]?.version ?? 0);
+      if (r instanceof StatusResponse) throw new Error('unexpected status');
+      expect(JSON.parse(r.data.text)).toEqual({ i });
+    }
+    expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 16 });
+  });
+
+  it('getGuarded/applyIf: byte-exact guard, no ABA, all or nothing', async () => {
+    const { barrier, stores } = await setup();
+    await barrier.put('a/g', Buffer.from('meta'));
+    await barrier.put('a/old', Buffer.from('o'));
+    const first = await barrier.getGuarded('a/g');
+    expect(first.value).toEqual(Buffer.from('meta'));
+    // Same plaintext written again: different ciphertext, so the guard no longer holds.
+    await barrier.put('a/g', Buffer.from('meta'));
+    expect(await barrier.applyIf('a/g', first.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).toBe(false);
+    expect(stores.entries.has('a/new')).toBe(false);
+    expect(stores.entries.has('a/old')).toBe(true);
+    const second = await barrier.getGuarded('a/g');
+    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).toBe(true);
+    expect(await barrier.get('a/g')).toEqual(Buffer.from('m2'));
+    expect(await barrier.get('a/new')).toEqual(Buffer.from('n'));
+    expect(stores.entries.has('a/old')).toBe(false);
+    // A used guard is stale.
+    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m3'), [], [])).toBe(false);
+    // Absent guard: exactly one creator.
+    const absent1 = await barrier.getGuarded('a/fresh');
+    const absent2 = await barrier.getGuarded('a/fresh');
+    expect(absent1.value).toBeNull();
+    expect(await barrier.applyIf('a/fresh', absent1.guard, Buffer.from('f1'), [], [])).toBe(true);
+    expect(await barrier.applyIf('a/fresh', absent2.guard, Buffer.from('f2'), [], [])).toBe(false);
+    expect(await barrier.get('a/fresh')).toEqual(Buffer.from('f1'));
+    await expect(barrier.applyIf('a/other', absent1.guard, Buffer.from('x'), [], [])).rejects.toThrow(/guard of a\/fresh/);
+    const g = await barrier.getGuarded('a/g');
+    await expect(barrier.applyIf('a/g', g.guard, Buffer.from('x'), ['a/g'], [])).rejects.toThrow(/more than once/);
   });
 });

@@ -25,6 +25,8 @@ import {
 } from './kv-layout';
 
 export const KV_CONFIG_CHANNEL = 'secrets.kvconfig';
+/** Optimistic attempts of a KV v2 data write before it takes the row lock. */
+export const OPTIMISTIC_ATTEMPTS = 3;
 
 export interface VersionInfo {
   created_time: string;
@@ -192,15 +194,11 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     if ((meta?.current_version ?? 0) !== cas) throw badRequest('check-and-set parameter did not match the current version');
   }
 
-  /** Adds a version (inside a transaction holding the metadata row), prunes, saves metadata. */
-  async function addVersion(
-    tx: StorageTx,
-    prefix: string,
-    key: string,
-    existing: KeyMetadata | null,
-    config: KvConfig,
-    dataText: string,
-  ): Promise<VersionInfo> {
+  /**
+   * Plans the next version of `key` on top of `existing` (which it updates in place): the
+   * new metadata, the version row and the version rows to prune at max_versions.
+   */
+  function planVersion(prefix: string, key: string, existing: KeyMetadata | null, config: KvConfig, dataText: string) {
     const now = clock.now();
     const meta = existing ?? newMetadata(now);
     const keyHash = hash(key);
@@ -219,16 +217,33 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       pruned.push(versionPath(prefix, keyHash, oldest));
       meta.oldest_version = numbers[0] ?? 0;
     }
-    const versionRow = { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) };
+    return {
+      meta: encode(meta),
+      versionRow: { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) },
+      pruned,
+      info: versionInfo(meta, version, vmeta),
+    };
+  }
+
+  /** Adds a version (inside a transaction holding the metadata row), prunes, saves metadata. */
+  async function addVersion(
+    tx: StorageTx,
+    prefix: string,
+    key: string,
+    existing: KeyMetadata | null,
+    config: KvConfig,
+    dataText: string,
+  ): Promise<VersionInfo> {
+    const plan = planVersion(prefix, key, existing, config, dataText);
     if (existing) {
       // One round trip for prune + new version + metadata (the metadata row is locked).
-      await tx.replace(pruned, [versionRow, { path: metaPath(prefix, key), value: encode(meta) }]);
+      await tx.replace(plan.pruned, [plan.versionRow, { path: metaPath(prefix, key), value: plan.meta }]);
     } else {
-      for (const p of pruned) await tx.delete(p);
-      await tx.put(versionRow.path, versionRow.value);
-      await tx.insert(metaPath(prefix, key), encode(meta));
+      for (const p of plan.pruned) await tx.delete(p);
+      await tx.put(plan.versionRow.path, plan.versionRow.value);
+      await tx.insert(metaPath(prefix, key), plan.meta);
     }
-    return versionInfo(meta, version, vmeta);
+    return plan.info;
   }
 
   async function updateVersions(
@@ -321,6 +336,17 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     async write(prefix, key, data, cas) {
       const config = await readConfig(prefix);
       const text = canonicalJson(data);
+      const mp = metaPath(prefix, key);
+      // Optimistic: unlocked read, then one conditional statement that applies only if the
+      // metadata row is unchanged (2 round trips). A lost race re-reads; after
+      // OPTIMISTIC_ATTEMPTS lost races the locking transaction guarantees progress.
+      for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+        const { value, guard } = await storage.getGuarded(mp);
+        const meta = parseMeta(value);
+        checkCas(meta, config, cas);
+        const plan = planVersion(prefix, key, meta, config, text);
+        if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) return plan.info;
+      }
       return storage.transaction(async (tx) => {
         const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
         checkCas(meta, config, cas);

@@ -1,0 +1,225 @@
+// KV v2 data writes under concurrency (optimistic write path: unlocked read + one
+// conditional statement, locking transaction after repeated lost races), against real
+// Postgres and two replicas on the same database.
+import type { Express } from 'express';
+import type { Pool } from 'pg';
+import request from 'supertest';
+import { createEntryPool, createEntryStore } from '../src/features/barrier/barrier.store';
+import type { EntryStore } from '../src/features/barrier/barrier.types';
+import { initAndUnseal, startHarness, type Harness } from './harness';
+
+const CAS_MISMATCH = { errors: ['check-and-set parameter did not match the current version'] };
+
+describe('KV v2 concurrent writes', () => {
+  let h: Harness;
+  let other: Express;
+  let root = '';
+  const as = (t: string) => ({ 'X-Vault-Token': t });
+  const app = (i: number): Express => (i % 2 === 0 ? h.app : other);
+
+  async function mountV2(path: string): Promise<string> {
+    await request(h.app).post(`/v1/sys/mounts/${path}`).set(as(root)).send({ type: 'kv', options: { version: '2' } }).expect(204);
+    const r = await request(h.app).get(`/v1/sys/mounts/${path}`).set(as(root)).expect(200);
+    return r.body.data.uuid as string;
+  }
+
+  async function versionRows(mountUuid: string): Promise<string[]> {
+    const rows = await h.prisma.$queryRawUnsafe<{ path: string }[]>(
+      'SELECT "path" FROM "secrets"."entries" WHERE "path" LIKE $1 ORDER BY "path"',
+      `logical/${mountUuid}/ver/%`,
+    );
+    return rows.map((r) => r.path);
+  }
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const init = await initAndUnseal(h.app);
+    root = init.rootToken;
+    const replica = await h.replica();
+    other = replica.app;
+    await request(other).put('/v1/sys/unseal').send({ key: init.keys[0] }).expect(200);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('16 concurrent writes to a new key: versions 1..16, each once, nothing lost or swapped', async () => {
+    await mountV2('many');
+    await request(h.app).post('/v1/many/config').set(as(root)).send({ max_versions: 32 }).expect(204);
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => request(app(i)).post('/v1/many/data/k').set(as(root)).send({ data: { writer: i, pad: 'x'.repeat(i) } })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 16 }, () => 200));
+    const versions = results.map((r) => r.body.data.version as number);
+    expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    const meta = await request(other).get('/v1/many/metadata/k').set(as(root)).expect(200);
+    expect(meta.body.data.current_version).toBe(16);
+    expect(meta.body.data.oldest_version).toBe(0);
+    expect(Object.keys(meta.body.data.versions)).toHaveLength(16);
+    for (let i = 0; i < 16; i++) {
+      const r = await request(app(i + 1)).get(`/v1/many/data/k?version=${versions[i]}`).set(as(root));
+      expect(r.status).toBe(200);
+      expect(r.body.data.data).toEqual({ writer: i, pad: 'x'.repeat(i) });
+      expect(r.body.data.metadata.version).toBe(versions[i]);
+    }
+  });
+
+  it('8 concurrent writers with the same cas: exactly one wins, the rest get the cas error', async () => {
+    await request(h.app).post('/v1/secret/data/cas-race').set(as(root)).send({ data: { n: -1 } }).expect(200);
+    await request(h.app).post('/v1/secret/data/cas-race').set(as(root)).send({ data: { n: -2 } }).expect(200);
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => request(app(i)).post('/v1/secret/data/cas-race').set(as(root)).send({ options: { cas: 2 }, data: { n: i } })),
+    );
+    const ok = attempts.filter((a) => a.status === 200);
+    expect(ok).toHaveLength(1);
+    expect(ok[0]?.body.data.version).toBe(3);
+    const losers = attempts.filter((a) => a.status !== 200);
+    expect(losers).toHaveLength(7);
+    for (const l of losers) {
+      expect(l.status).toBe(400);
+      expect(l.body).toEqual(CAS_MISMATCH);
+    }
+    const winner = attempts.indexOf(ok[0] as (typeof attempts)[number]);
+    const r = await request(h.app).get('/v1/secret/data/cas-race').set(as(root)).expect(200);
+    expect(r.body.data.data).toEqual({ n: winner });
+    expect(r.body.data.metadata.version).toBe(3);
+  });
+
+  it('8 concurrent creators with cas 0 on a fresh key: exactly one creates it', async () => {
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => request(app(i)).post('/v1/secret/data/cas-zero').set(as(root)).send({ options: { cas: 0 }, data: { n: i } })),
+    );
+    const ok = attempts.filter((a) => a.status === 200);
+    expect(ok).toHaveLength(1);
+    expect(ok[0]?.body.data.version).toBe(1);
+    for (const l of attempts.filter((a) => a.status !== 200)) {
+      expect(l.status).toBe(400);
+      expect(l.body).toEqual(CAS_MISMATCH);
+    }
+    const winner = attempts.indexOf(ok[0] as (typeof attempts)[number]);
+    const r = await request(other).get('/v1/secret/data/cas-zero').set(as(root)).expect(200);
+    expect(r.body.data.data).toEqual({ n: winner });
+    const meta = await request(h.app).get('/v1/secret/metadata/cas-zero').set(as(root)).expect(200);
+    expect(meta.body.data.current_version).toBe(1);
+  });
+
+  it('max_versions 3 under 12 concurrent writes leaves exactly versions 10..12', async () => {
+    const mountUuid = await mountV2('prune');
+    await request(h.app).post('/v1/prune/metadata/k').set(as(root)).send({ max_versions: 3 }).expect(204);
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => request(app(i)).post('/v1/prune/data/k').set(as(root)).send({ data: { writer: i } })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 12 }, () => 200));
+    const versions = results.map((r) => r.body.data.version as number);
+    expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const rows = await versionRows(mountUuid);
+    expect(rows.map((p) => Number(p.slice(-16)))).toEqual([10, 11, 12]);
+    const meta = await request(other).get('/v1/prune/metadata/k').set(as(root)).expect(200);
+    expect(meta.body.data).toMatchObject({ current_version: 12, oldest_version: 10, max_versions: 3 });
+    expect(Object.keys(meta.body.data.versions)).toEqual(['10', '11', '12']);
+    for (const v of [10, 11, 12]) {
+      const r = await request(h.app).get(`/v1/prune/data/k?version=${v}`).set(as(root)).expect(200);
+      expect(r.body.data.data).toEqual({ writer: versions.indexOf(v) });
+    }
+    expect((await request(h.app).get('/v1/prune/data/k?version=9').set(as(root))).status).toBe(404);
+  });
+
+  describe('EntryStore.applyIf (the statement itself)', () => {
+    let pool: Pool;
+    let store: EntryStore;
+    const P = 'test/applyif/';
+    const buf = (s: string): Buffer => Buffer.from(s);
+    /** Waits until the applyIf statement is waiting for a lock held by the open transaction. */
+    async function waitUntilBlocked(): Promise<void> {
+      for (let i = 0; i < 200; i++) {
+        const rows = await h.prisma.$queryRawUnsafe<{ n: bigint }[]>(
+          `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "datname" = current_database() AND "wait_event_type" = 'Lock' AND "query" LIKE '%"cur"%'`,
+        );
+        if (Number(rows[0]?.n) > 0) return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error('applyIf never blocked');
+    }
+    beforeAll(() => {
+      pool = createEntryPool({ url: h.db.url, max: 4 });
+      store = createEntryStore({ pool });
+    });
+    afterAll(async () => {
+      await pool.end();
+    });
+
+    it('applies everything when the stored bytes match, nothing otherwise', async () => {
+      await store.put(`${P}g`, buf('g1'));
+      await store.put(`${P}old`, buf('o'));
+      expect(await store.applyIf(`${P}g`, buf('stale'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
+      expect(await store.get(`${P}g`)).toEqual(buf('g1'));
+      expect(await store.get(`${P}old`)).toEqual(buf('o'));
+      expect(await store.get(`${P}new`)).toBeNull();
+      expect(await store.applyIf(`${P}g`, null, buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
+      expect(await store.get(`${P}new`)).toBeNull();
+      expect(await store.applyIf(`${P}g`, buf('g1'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(true);
+      expect(await store.get(`${P}g`)).toEqual(buf('g2'));
+      expect(await store.get(`${P}old`)).toBeNull();
+      expect(await store.get(`${P}new`)).toEqual(buf('n'));
+      // The same guard again: the row changed, so it does not apply.
+      expect(await store.applyIf(`${P}g`, buf('g1'), buf('g3'), [], [{ path: `${P}new`, value: buf('n2') }])).toBe(false);
+      expect(await store.get(`${P}new`)).toEqual(buf('n'));
+      // Absent guard: creates the row once.
+      expect(await store.applyIf(`${P}fresh`, null, buf('f'), [], [{ path: `${P}fv`, value: buf('v') }])).toBe(true);
+      expect(await store.applyIf(`${P}fresh`, null, buf('f2'), [], [{ path: `${P}fv`, value: buf('v2') }])).toBe(false);
+      expect(await store.get(`${P}fresh`)).toEqual(buf('f'));
+      expect(await store.get(`${P}fv`)).toEqual(buf('v'));
+      await expect(store.applyIf(`${P}g`, buf('g2'), buf('g3'), [`${P}g`], [])).rejects.toThrow(/more than once/);
+    });
+
+    it('a statement that waited for a concurrent committed update does not apply', async () => {
+      await store.put(`${P}w`, buf('w1'));
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('w2'), `${P}w`]);
+        const pending = store.applyIf(`${P}w`, buf('w1'), buf('w3'), [], [{ path: `${P}wv`, value: buf('x') }]);
+        await waitUntilBlocked();
+        await client.query('COMMIT');
+        expect(await pending).toBe(false);
+      } finally {
+        client.release();
+      }
+      expect(await store.get(`${P}w`)).toEqual(buf('w2'));
+      expect(await store.get(`${P}wv`)).toBeNull();
+    });
+
+    it('a statement that waited for a rolled-back update applies', async () => {
+      await store.put(`${P}r`, buf('r1'));
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('r2'), `${P}r`]);
+        const pending = store.applyIf(`${P}r`, buf('r1'), buf('r3'), [], [{ path: `${P}rv`, value: buf('x') }]);
+        await waitUntilBlocked();
+        await client.query('ROLLBACK');
+        expect(await pending).toBe(true);
+      } finally {
+        client.release();
+      }
+      expect(await store.get(`${P}r`)).toEqual(buf('r3'));
+      expect(await store.get(`${P}rv`)).toEqual(buf('x'));
+    });
+
+    it('an insert guard that waited for a concurrent committed insert does not apply', async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2)`, [`${P}i`, buf('i1')]);
+        const pending = store.applyIf(`${P}i`, null, buf('i2'), [], [{ path: `${P}iv`, value: buf('x') }]);
+        await waitUntilBlocked();
+        await client.query('COMMIT');
+        expect(await pending).toBe(false);
+      } finally {
+        client.release();
+      }
+      expect(await store.get(`${P}i`)).toEqual(buf('i1'));
+      expect(await store.get(`${P}iv`)).toBeNull();
+    });
+  });
+});
