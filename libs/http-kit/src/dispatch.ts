@@ -141,11 +141,15 @@ function validateFields(
 
 function safeDecode(path: string): string {
   if (!path.includes('%')) return path;
+  let decoded: string;
   try {
-    return decodeURIComponent(path);
+    decoded = decodeURIComponent(path);
   } catch {
     throw new BadRequestError('invalid URL escape in path');
   }
+  // PostgreSQL text cannot hold NUL: a `%00` path parameter would fail its query with a 500.
+  if (decoded.includes('\u0000')) throw new BadRequestError('invalid path: contains a NUL character');
+  return decoded;
 }
 
 function joinPattern(prefix: string, pattern: string): string {
@@ -328,10 +332,38 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
   return Object.assign(dispatch, { table });
 }
 
+/** One table served by an app, as recorded by mountPaths / recordMountedTable. */
+export interface MountedTable {
+  /** Mount prefix (may hold a `:param` of the service's own routing, e.g. `/v1/:mount`). */
+  prefix: string;
+  table: PathTable<unknown>;
+  /** Distinguishes tables sharing a prefix (e.g. `kv-v1` and `kv-v2`). */
+  label?: string;
+}
+
+const mountedTables = new WeakMap<object, MountedTable[]>();
+
+/** Records a table served under `router` (mountPaths does it; services that dispatch
+ * themselves call it) so that tests can walk every declared route. */
+export function recordMountedTable<X>(router: object, entry: { prefix: string; table: PathTable<X>; label?: string }): void {
+  let list = mountedTables.get(router);
+  if (!list) {
+    list = [];
+    mountedTables.set(router, list);
+  }
+  list.push(entry as MountedTable);
+}
+
+/** Every table recorded for `router`, in mount order. */
+export function mountedPathTables(router: object): readonly MountedTable[] {
+  return mountedTables.get(router) ?? [];
+}
+
 /** Wires a table into Express under `options.prefix` (default `/`). */
 export function mountPaths<X = unknown>(router: Pick<Router, 'use'>, specs: readonly AnyPathSpec<X>[] | PathTable<X>, options: MountOptions<X> = {}): Dispatcher<X> {
   const dispatcher = createDispatcher(specs, options);
   const prefix = options.prefix && options.prefix !== '' ? options.prefix : '/';
+  recordMountedTable(router, { prefix, table: dispatcher.table });
   router.use(prefix, (req: Request, res: Response, next: NextFunction) => {
     void dispatcher(req, res, next, req.path.slice(1));
   });

@@ -16,3 +16,20 @@ export {
 } from './services';
 export { testAdminDatabaseUrl, testRedisUrl, withDatabase, redactUrl, DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_REDIS_URL } from './env';
 export { ensureTemplateDatabase, hashMigrationsDir, templateNameForHash, dropStaleDatabases, TEMPLATE_PREFIX, TEST_DATABASE_PREFIX } from './template';
+export {
+  buildCases,
+  checkJsonErrors,
+  rawRequest,
+  runSweep,
+  sweepRoutes,
+  HOSTILE_GLOBS,
+  HOSTILE_QUERIES,
+  HOSTILE_SEGMENTS,
+  WRONG_TYPE_VALUES,
+  type CaseOptions,
+  type SweepCase,
+  type SweepOptions,
+  type SweepResponse,
+  type SweepResult,
+  type SweepRoute,
+} from './hostile-sweep';

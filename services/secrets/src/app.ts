@@ -2,7 +2,7 @@
 // Per-listener settings (custom response headers, max_request_size, require_request_header)
 // live here; the services (and their caches) are shared by every listener of the process.
 import type { Express } from 'express';
-import { createKitApp } from '@selfstack/http-kit';
+import { createKitApp, recordMountedTable } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { ListenerConfig } from './config';
 import { createV1Handler } from './http/v1-handler';
@@ -52,7 +52,9 @@ export function buildApp(deps: SecretsAppDeps): Express {
         res.setHeader('Cache-Control', 'no-store');
         res.end(UI_PAGE);
       });
-      app.use('/v1', createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader }));
+      const v1 = createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader });
+      for (const t of v1.tables) recordMountedTable(app, t);
+      app.use('/v1', v1);
     },
   );
 }

@@ -5,7 +5,7 @@
 // validation; `respond` writes the envelope.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, parseBool, type Dispatcher, type HelpOptions, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, parseBool, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -78,7 +78,7 @@ function hasPeriodSegment(path: string): boolean {
 /** `%` is the only character that must be re-escaped for the dispatcher's single decode. */
 const reEncode = (decoded: string): string => decoded.replace(/%/g, '%25');
 
-export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler {
+export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler & { tables: MountedTable[] } {
   const { barrier, tokens, policies, mounts } = services;
 
   const respond: MountOptions<SecretsExtra>['respond'] = (ctx, result, res) => {
@@ -135,7 +135,16 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     await d(req, res, next, reEncode(rel));
   };
 
-  return async (req, res, next) => {
+  // The tables this handler dispatches to (recorded on the app so tests can walk them).
+  const tables = [
+    { prefix: '/v1/sys', table: raw.table, label: 'sys-raw' },
+    { prefix: '/v1/sys', table: sys.table, label: 'sys' },
+    { prefix: '/v1/auth/token', table: token.table, label: 'token' },
+    { prefix: '/v1/:mount', table: kv1.table, label: 'kv-v1' },
+    { prefix: '/v1/:mount', table: kv2.table, label: 'kv-v2' },
+  ] as MountedTable[];
+
+  const handler: RequestHandler = async (req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
     try {
       // Reference §9: an HTTP method Vault does not know is 405 with an empty error list.
@@ -196,4 +205,5 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       next(err);
     }
   };
+  return Object.assign(handler, { tables });
 }
