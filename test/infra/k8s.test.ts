@@ -4,6 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkCopies, K8S_DIR, strategicMerge, validateKustomization } from '../../scripts/k8s-validate';
+import { NGINX_DIR } from './nginx-config';
 
 describe('infra/k8s (real manifests)', () => {
   it.each([
@@ -47,6 +48,24 @@ describe('infra/k8s (real manifests)', () => {
 
   it('the config copies in base/files match infra/nginx and infra/controller', () => {
     expect(checkCopies()).toEqual([]);
+  });
+
+  it('the gateway-nginx-selfstack ConfigMap holds every file nginx.conf includes', () => {
+    // Mounted as /etc/nginx/selfstack: a missing include stops nginx from starting.
+    const included = new Set<string>();
+    const walk = (file: string) => {
+      for (const m of readFileSync(join(NGINX_DIR, file), 'utf8').matchAll(/^\s*include (selfstack\/[\w.-]+);/gm)) {
+        if (!included.has(m[1]!)) {
+          included.add(m[1]!);
+          walk(m[1]!);
+        }
+      }
+    };
+    walk('nginx.conf');
+    expect(included).toContain('selfstack/error-pages.conf');
+    const { rendered } = validateKustomization(join(K8S_DIR, 'base'), { requireImageOverride: false });
+    const keys = rendered.generated.find((g) => g.name === 'gateway-nginx-selfstack')?.keys ?? [];
+    expect([...keys].sort()).toEqual([...included].map((f) => f.replace(/^selfstack\//, '')).sort());
   });
 });
 

@@ -3,6 +3,7 @@
 // prefix with upstreams and listen ports pointed at local test servers.
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { AppError, renderError, type ErrorFlavour, type RenderedError } from '@selfstack/errors';
 
 export const NGINX_DIR = resolve(__dirname, '..', '..', 'infra', 'nginx');
 
@@ -34,7 +35,11 @@ function tokenize(text: string, file: string): { value: string; line: number; qu
       let value = '';
       while (j < text.length && text[j] !== c) {
         if (text[j] === '\\' && j + 1 < text.length) {
-          value += text[j + 1];
+          // nginx's escapes: \" \' \\ stand for the character, \n \r \t for control
+          // characters; any other backslash stays as written (regexes).
+          const next = text[j + 1]!;
+          const escapes: Record<string, string> = { '"': '"', "'": "'", '\\': '\\', n: '\n', r: '\r', t: '\t' };
+          value += escapes[next] ?? `\\${next}`;
           j += 2;
         } else {
           if (text[j] === '\n') line += 1;
@@ -127,11 +132,17 @@ export interface RenderOptions {
   readonly ports: Readonly<Record<number, number>>;
   /** Directory holding tls.crt and tls.key. */
   readonly tlsDir: string;
+  /**
+   * Replaces every `proxy_read_timeout` (http level, streaming.conf, box uploads) with
+   * this value, so a test can see the gateway's 504 without waiting minutes.
+   */
+  readonly readTimeout?: string;
 }
 
 /**
  * Copies infra/nginx into `<prefix>/conf`, changing only what differs outside a
- * container: upstream addresses, listen ports, pid/temp paths and the worker user.
+ * container: upstream addresses, listen ports, pid/temp paths and the worker user (and
+ * read timeouts when `readTimeout` is given).
  * Returns the path of the rendered nginx.conf.
  */
 export function renderNginx(options: RenderOptions): string {
@@ -162,7 +173,10 @@ export function renderNginx(options: RenderOptions): string {
         const mapped = options.ports[Number(port)];
         if (mapped === undefined) throw new Error(`no test port for listen ${port}`);
         return `${indent}listen 127.0.0.1:${mapped}${ssl ?? ''};`;
-      });
+      })
+      .replace(/^(\s*)proxy_read_timeout \S+;/gm, (m, indent: string) =>
+        options.readTimeout === undefined ? m : `${indent}proxy_read_timeout ${options.readTimeout};`,
+      );
 
   writeFileSync(join(conf, 'nginx.conf'), rewrite(readFileSync(join(NGINX_DIR, 'nginx.conf'), 'utf8')));
   for (const f of readdirSync(join(NGINX_DIR, 'selfstack'))) {
@@ -175,4 +189,26 @@ export function renderNginx(options: RenderOptions): string {
 export function listenPorts(): number[] {
   const http = one(loadNginx(), 'http');
   return find(http?.block, 'server').flatMap((s) => find(s.block, 'listen').map((l) => Number(l.args[0])));
+}
+
+// The error shape of each API (services/*/src/app.ts `errorFlavour`).
+export const FLAVOURS: Record<UpstreamName, ErrorFlavour> = {
+  secrets: 'vault',
+  scheduler: 'nomad',
+  boxes: 'boxes',
+  registry: 'registry',
+  controller: 'registry',
+};
+export const GATEWAY_ERRORS = [413, 502, 504] as const;
+
+/**
+ * What the service itself would send (libs/errors render-error.ts) for an error nginx
+ * answers in its place (infra/nginx/selfstack/error-pages.conf).
+ */
+export function gatewayError(api: UpstreamName, status: (typeof GATEWAY_ERRORS)[number]): RenderedError {
+  const err =
+    status === 413
+      ? { type: 'entity.too.large', status: 413 } // body-parser's error, as the services see it
+      : new AppError(status, `${api} service unavailable (gateway: ${status === 502 ? 'upstream connection failed' : 'upstream timed out'})`);
+  return renderError(FLAVOURS[api], err, 'unused');
 }

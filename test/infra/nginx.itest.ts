@@ -1,13 +1,15 @@
 // The real nginx binary in front of stand-in upstreams: routing by prefix, Vault's LIST
-// method, unlimited box uploads, unbuffered scheduler streams, keep-alive and TLS.
-// The config is infra/nginx rendered by nginx-config.ts (only addresses/paths change).
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+// method, unlimited box uploads, unbuffered scheduler streams, keep-alive and TLS, and the
+// errors the gateway answers itself (413/502/504) in each API's shape.
+// The config is infra/nginx rendered by nginx-config.ts (only addresses/paths change, and
+// read timeouts for the 504 test).
+import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listenPorts, renderNginx, type UpstreamName } from './nginx-config';
+import { gatewayError, listenPorts, renderNginx, type UpstreamName } from './nginx-config';
 
 const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 const haveNginx = existsSync(NGINX);
@@ -72,6 +74,15 @@ function startUpstream(name: UpstreamName, seen: Seen[]): Promise<Server> {
         }, 1500);
         return;
       }
+      const own = /[?&]status=(\d{3})/.exec(req.url);
+      if (own) {
+        // The service's own error response: the gateway must pass it through untouched.
+        const body = `own ${own[1]} from ${name}\n`;
+        socket.write(
+          `HTTP/1.1 ${own[1]} Upstream Says So\r\nContent-Type: text/x-upstream-error\r\nX-Upstream: ${name}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        return;
+      }
       const body = JSON.stringify(req);
       socket.write(
         `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n${body}`,
@@ -122,8 +133,14 @@ function freePort(): Promise<number> {
   });
 }
 
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
 // Raw request over one TCP connection; resolves with status line, headers and body.
-function rawRequest(port: number, head: string, body?: Buffer): Promise<{ status: number; body: string }> {
+function rawRequest(port: number, head: string, body?: Buffer): Promise<RawResponse> {
   return new Promise((resolveReq, reject) => {
     const s = createConnection({ host: '127.0.0.1', port });
     let data = Buffer.alloc(0);
@@ -138,60 +155,104 @@ function rawRequest(port: number, head: string, body?: Buffer): Promise<{ status
     s.on('end', () => {
       const text = data.toString('utf8');
       const end = text.indexOf('\r\n\r\n');
-      resolveReq({ status: Number(text.split(' ')[1]), body: text.slice(end + 4) });
+      const headers: Record<string, string> = {};
+      for (const l of text.slice(0, end).split('\r\n').slice(1)) {
+        const i = l.indexOf(':');
+        headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+      }
+      resolveReq({ status: Number(text.split(' ')[1]), headers, body: text.slice(end + 4) });
     });
   });
+}
+
+/** A throwaway CA (ca.crt) and a server certificate for 127.0.0.1/localhost in `dir`. */
+function makePki(dir: string): void {
+  mkdirSync(dir);
+  const ossl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=selfstack test CA', '-days', '2');
+  ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=localhost');
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  ossl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'tls.crt', '-days', '2', '-extfile', 'san.ext');
+}
+
+interface Gateway {
+  /** production listen port -> test port */
+  ports: Record<number, number>;
+  stop(): Promise<void>;
+}
+
+/** Renders infra/nginx into `prefix`, checks it with `nginx -t`, starts it and waits for health. */
+async function startGateway(prefix: string, upstreams: Record<UpstreamName, string>, tlsDir: string, readTimeout?: string): Promise<Gateway> {
+  const ports: Record<number, number> = {};
+  for (const p of listenPorts()) ports[p] = await freePort();
+  const conf = renderNginx({ prefix, upstreams, ports, tlsDir, ...(readTimeout === undefined ? {} : { readTimeout }) });
+
+  execFileSync(NGINX, ['-t', '-p', prefix, '-c', conf], { stdio: 'pipe' });
+  const nginx = spawn(NGINX, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  nginx.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${ports[8080]}/_gateway/health`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not start:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    ports,
+    stop: async () => {
+      if (nginx.exitCode === null) {
+        const exited = new Promise((r) => nginx.once('exit', r));
+        nginx.kill('SIGQUIT');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Status, Content-Type, Cache-Control and body of a plain GET (or of `init`). */
+async function answer(port: number, path: string, init?: RequestInit) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, init);
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    cacheControl: res.headers.get('cache-control'),
+    body: await res.text(),
+  };
+}
+
+/** The answer the gateway must give in place of `api` (the service's own error shape). */
+function expectedAnswer(api: UpstreamName, status: 413 | 502 | 504) {
+  const e = gatewayError(api, status);
+  return { status, contentType: e.headers['Content-Type'], cacheControl: e.headers['Cache-Control'] ?? null, body: e.body };
 }
 
 describeNginx('nginx gateway (real binary)', () => {
   const prefix = mkdtempSync(join(tmpdir(), 'selfstack-nginx-'));
   const seen: Seen[] = [];
   const upstreamServers: Server[] = [];
-  const ports: Record<number, number> = {};
-  let nginx: ChildProcess | undefined;
-  let stderr = '';
+  let ports: Record<number, number> = {};
+  let gateway: Gateway | undefined;
   let gw = 0;
 
   beforeAll(async () => {
-    // A throwaway CA and a server certificate for 127.0.0.1/localhost.
     const tls = join(prefix, 'pki');
-    mkdirSync(tls);
-    const ossl = (...args: string[]) => execFileSync('openssl', args, { cwd: tls, stdio: 'pipe' });
-    ossl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=selfstack test CA', '-days', '2');
-    ossl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=localhost');
-    writeFileSync(join(tls, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-    ossl('x509', '-req', '-in', 'tls.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'tls.crt', '-days', '2', '-extfile', 'san.ext');
-
+    makePki(tls);
     const upstreams = {} as Record<UpstreamName, string>;
     for (const name of UPSTREAMS) {
       const srv = await startUpstream(name, seen);
       upstreamServers.push(srv);
       upstreams[name] = `127.0.0.1:${(srv.address() as AddressInfo).port}`;
     }
-    for (const p of listenPorts()) ports[p] = await freePort();
+    gateway = await startGateway(prefix, upstreams, tls);
+    ports = gateway.ports;
     gw = ports[8080]!;
-    const conf = renderNginx({ prefix, upstreams, ports, tlsDir: tls });
-
-    execFileSync(NGINX, ['-t', '-p', prefix, '-c', conf], { stdio: 'pipe' });
-    nginx = spawn(NGINX, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    nginx.stderr?.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${gw}/_gateway/health`).then((r) => r.ok, () => false);
-      if (ok) break;
-      if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not start:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
   });
 
   afterAll(async () => {
-    if (nginx && nginx.exitCode === null) {
-      const exited = new Promise((r) => nginx!.once('exit', r));
-      nginx.kill('SIGQUIT');
-      await exited;
-    }
+    await gateway?.stop();
     await Promise.all(upstreamServers.map((s) => new Promise((r) => s.close(r))));
     for (const s of upstreamServers) (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     rmSync(prefix, { recursive: true, force: true });
@@ -253,6 +314,80 @@ describeNginx('nginx gateway (real binary)', () => {
 
     const big = await rawRequest(gw, `PUT /v1/secret/data/x HTTP/1.1\r\nHost: gw\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`, body);
     expect(big.status).toBe(413);
+  });
+
+  // 32 MiB + 1 MiB: over client_max_body_size 32m on every non-upload route.
+  const OVERSIZED = Buffer.alloc(33 * 1024 * 1024, 7);
+  const put = (port: number, path: string) =>
+    rawRequest(port, `PUT ${path} HTTP/1.1\r\nHost: gw\r\nContent-Length: ${OVERSIZED.length}\r\nConnection: close\r\n\r\n`, OVERSIZED);
+  const shape = (r: RawResponse) => ({ status: r.status, contentType: r.headers['content-type'], cacheControl: r.headers['cache-control'] ?? null, body: r.body });
+
+  it.each([
+    ['secrets', 8080, '/v1/secret/data/x'],
+    // An extension must not pick another Content-Type (types {} in error-pages.conf).
+    ['secrets', 8080, '/v1/secret/data/page.html'],
+    ['scheduler', 8080, '/v1/jobs'],
+    ['boxes', 8080, '/api/v1/boxes'],
+    ['registry', 8080, '/v1/modules/ns/name/prov'],
+    ['secrets', 8200, '/v1/secret/data/x'],
+    ['scheduler', 4646, '/v1/jobs'],
+    ['boxes', 3100, '/api/v1/boxes'],
+    ['registry', 3200, '/v1/modules/ns/name/prov'],
+    ['controller', 9200, '/v1/scopes'],
+  ] as const)('answers an oversized body for %s (port %d, %s) with 413 in its error shape', async (api, port, path) => {
+    const res = await put(ports[port]!, path);
+    expect(shape(res)).toEqual(expectedAnswer(api, 413));
+  });
+
+  it('spells the 413 bodies out exactly (Vault with Cache-Control, Nomad plain text)', async () => {
+    expect(shape(await put(gw, '/v1/secret/data/x'))).toEqual({
+      status: 413,
+      contentType: 'application/json',
+      cacheControl: 'no-store',
+      body: '{"errors":["failed to parse JSON input: http: request body too large"]}\n',
+    });
+    expect(shape(await put(gw, '/v1/jobs'))).toEqual({
+      status: 413,
+      contentType: 'text/plain; charset=utf-8',
+      cacheControl: null,
+      body: 'request body too large',
+    });
+    expect(shape(await put(gw, '/api/v1/boxes'))).toEqual({
+      status: 413,
+      contentType: 'application/json',
+      cacheControl: null,
+      body: '{"errors":["request body too large"],"success":false}',
+    });
+  });
+
+  it('answers an oversized chunked body (no Content-Length) with the same 413', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    const chunks = Buffer.concat([
+      ...Array.from({ length: 33 }, () => Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])),
+      Buffer.from('0\r\n\r\n'),
+    ]);
+    const res = await rawRequest(gw, 'PUT /v1/job/web HTTP/1.1\r\nHost: gw\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n', chunks);
+    expect(shape(res)).toEqual(expectedAnswer('scheduler', 413));
+  });
+
+  it.each([
+    ['secrets', 8080, '/v1/secret/data/x?status=502'],
+    ['secrets', 8200, '/v1/sys/health?status=504'],
+    ['scheduler', 8080, '/v1/jobs?status=502'],
+    ['scheduler', 4646, '/v1/jobs?status=413'],
+    ['boxes', 8080, '/api/v1/boxes?status=502'],
+    ['boxes', 3100, '/api/v1/uploads/tok?status=504'],
+    ['registry', 8080, '/v1/modules/ns/name/prov?status=413'],
+    ['controller', 9200, '/v1/scopes?status=502'],
+  ] as const)("passes the %s service's own error response through untouched (port %d, %s)", async (api, port, path) => {
+    const status = Number(/status=(\d+)/.exec(path)![1]);
+    const res = await fetch(`http://127.0.0.1:${ports[port]}${path}`);
+    expect({ status: res.status, contentType: res.headers.get('content-type'), upstream: res.headers.get('x-upstream'), body: await res.text() }).toEqual({
+      status,
+      contentType: 'text/x-upstream-error',
+      upstream: api,
+      body: `own ${status} from ${api}\n`,
+    });
   });
 
   it('streams scheduler events without buffering', async () => {
@@ -328,5 +463,84 @@ describeNginx('nginx gateway (real binary)', () => {
     const seenReq = JSON.parse(body) as Seen;
     expect(seenReq).toMatchObject({ upstream: 'registry', url: '/.well-known/terraform.json' });
     expect(seenReq.headers['x-forwarded-proto']).toBe('https');
+  });
+});
+
+// Errors nginx produces when a service is not there: every upstream pointed at a port where
+// nothing listens (502), or at a server that accepts and never answers, with the read
+// timeouts rendered down to 1 s (504).
+describeNginx('nginx gateway: its own 502/504 in each API\'s shape', () => {
+  const prefix = mkdtempSync(join(tmpdir(), 'selfstack-nginx-down-'));
+  const tls = join(prefix, 'pki');
+  let down: Gateway | undefined;
+  let hung: Gateway | undefined;
+  let blackHole: Server | undefined;
+  const held: Socket[] = [];
+
+  beforeAll(async () => {
+    makePki(tls);
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    down = await startGateway(join(prefix, 'down'), Object.fromEntries(UPSTREAMS.map((u) => [u, nowhere])) as Record<UpstreamName, string>, tls);
+
+    blackHole = createServer((s) => {
+      held.push(s);
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => blackHole!.listen(0, '127.0.0.1', r));
+    const silent = `127.0.0.1:${(blackHole.address() as AddressInfo).port}`;
+    hung = await startGateway(join(prefix, 'hung'), Object.fromEntries(UPSTREAMS.map((u) => [u, silent])) as Record<UpstreamName, string>, tls, '1s');
+  });
+
+  afterAll(async () => {
+    await down?.stop();
+    await hung?.stop();
+    for (const s of held) s.destroy();
+    await new Promise((r) => (blackHole ? blackHole.close(r) : r(undefined)));
+    rmSync(prefix, { recursive: true, force: true });
+  });
+
+  // [api, production port, path, method]: the path-prefix port and the API's own port.
+  const cases = [
+    ['secrets', 8080, '/v1/secret/data/x', 'GET'],
+    ['secrets', 8200, '/v1/sys/health', 'GET'],
+    ['scheduler', 8080, '/v1/jobs?index=3&wait=5m', 'GET'],
+    ['scheduler', 4646, '/v1/event/stream', 'GET'],
+    ['boxes', 8080, '/api/v1/box/hashicorp/precise64', 'GET'],
+    ['boxes', 8080, '/api/v1/uploads/tok123', 'PUT'],
+    ['boxes', 3100, '/hashicorp/precise64', 'GET'],
+    ['boxes', 3100, '/api/v1/box/u/b/version/1/provider/p/upload/direct', 'PUT'],
+    ['registry', 8080, '/.well-known/terraform.json', 'GET'],
+    ['registry', 8080, '/v1/modules/ns/name/prov/versions', 'GET'],
+    ['registry', 3200, '/v1/modules/ns/name/prov/versions', 'GET'],
+    ['controller', 9200, '/v1/scopes', 'GET'],
+  ] as const;
+  const init = (method: string): RequestInit => (method === 'PUT' ? { method, body: 'box bytes' } : { method });
+
+  it.each(cases)('%s is down: port %d, %s %s -> 502 in its shape', async (api, port, path, method) => {
+    expect(await answer(down!.ports[port]!, path, init(method))).toEqual(expectedAnswer(api, 502));
+  });
+
+  it('502 over TLS on 443 too (registry discovery)', async () => {
+    const ca = readFileSync(join(tls, 'ca.crt'));
+    const res = await new Promise<{ status: number; contentType: string | undefined; body: string }>((resolveReq, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: down!.ports[443], path: '/.well-known/terraform.json', ca, servername: 'localhost' }, (r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c.toString()));
+        r.on('end', () => resolveReq({ status: r.statusCode ?? 0, contentType: r.headers['content-type'], body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const want = expectedAnswer('registry', 502);
+    expect(res).toEqual({ status: 502, contentType: want.contentType, body: want.body });
+  });
+
+  it('a service that never answers: 504 in its shape on every route (read timeout rendered to 1 s)', async () => {
+    const started = Date.now();
+    const got = await Promise.all(cases.map(async ([api, port, path, method]) => ({ api, port, path, ...(await answer(hung!.ports[port]!, path, init(method))) })));
+    expect(got).toEqual(cases.map(([api, port, path]) => ({ api, port, path, ...expectedAnswer(api, 504) })));
+    // The timeout, not a refused connection, produced them.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(held.length).toBeGreaterThanOrEqual(cases.length);
   });
 });

@@ -1,6 +1,7 @@
 // Static checks of the gateway config (infra/nginx): routing table, method pass-through,
-// body limits, streaming and keep-alive. test/infra/nginx.itest.ts runs the real binary.
-import { find, listenPorts, loadNginx, one, parseNginx, type Directive } from './nginx-config';
+// body limits, streaming, keep-alive and the errors the gateway answers itself.
+// test/infra/nginx.itest.ts runs the real binary.
+import { FLAVOURS, GATEWAY_ERRORS, find, gatewayError, listenPorts, loadNginx, one, parseNginx, type Directive, type UpstreamName } from './nginx-config';
 
 const http = one(loadNginx(), 'http')!;
 const servers = find(http.block, 'server');
@@ -54,6 +55,9 @@ describe('nginx config: parser', () => {
   });
   it('keeps quoted strings as single arguments', () => {
     expect(parseNginx(`return 200 "a b; {c}";`)[0]?.args).toEqual(['200', 'a b; {c}']);
+  });
+  it("reads nginx's escapes in quoted strings and keeps other backslashes", () => {
+    expect(parseNginx(`return 200 'x\\n\\'y\\' \\d';`)[0]?.args).toEqual(['200', "x\n'y' \\d"]);
   });
 });
 
@@ -181,5 +185,92 @@ describe('nginx config: proxy behaviour', () => {
     // No location may override the http-level headers (nginx would drop them all).
     const locs = servers.flatMap((s) => find(s.block, 'location'));
     for (const l of locs) expect(one(l.block, 'proxy_set_header')).toBeUndefined();
+  });
+});
+
+describe('nginx config: errors the gateway answers itself (413/502/504)', () => {
+  const proxied = servers.flatMap((s) =>
+    find(s.block, 'location')
+      .filter((l) => one(l.block, 'proxy_pass'))
+      .map((l) => ({
+        port: Number(one(s.block, 'listen')!.args[0]),
+        location: l.args.join(' '),
+        api: one(l.block, 'proxy_pass')!.args[0]!.replace(/^http:\/\//, '') as UpstreamName,
+        loc: l,
+      })),
+  );
+
+  it('finds every proxied location (9 on 8080 and 443, 3 on 3100, 1 on the other API ports)', () => {
+    const perPort = new Map<number, number>();
+    for (const p of proxied) perPort.set(p.port, (perPort.get(p.port) ?? 0) + 1);
+    expect(Object.fromEntries(perPort)).toEqual({ 8080: 9, 443: 9, 8200: 1, 4646: 1, 3100: 3, 3200: 1, 9200: 1 });
+  });
+
+  it.each(proxied.map((p) => [p.port, p.location, p.api, p.loc] as const))(
+    'port %d, location %s: error_page -> @%s_<status>',
+    (port, location, api, loc) => {
+      const pages = find(loc.block, 'error_page').map((d) => d.args);
+      // No `=code`: the client gets nginx's status (413/502/504), only the body changes.
+      const unlimited = directiveIn(loc, 'client_max_body_size')?.[0] === '0';
+      const expected = (unlimited ? [502, 504] : [413, 502, 504]).map((s) => [String(s), `@${api}_${s}`]);
+      expect(pages).toEqual(expected);
+    },
+  );
+
+  it('every named location an error_page names exists in the same server', () => {
+    for (const s of servers) {
+      const named = new Set(find(s.block, 'location').map((l) => l.args[0]).filter((a) => a?.startsWith('@')));
+      const used = find(s.block, 'location').flatMap((l) => find(l.block, 'error_page').map((d) => d.args.at(-1)!));
+      expect(used.length).toBeGreaterThan(0);
+      // nginx -t does not check this; a missing one is a 500 at run time.
+      expect({ listen: one(s.block, 'listen')?.args, missing: used.filter((u) => !named.has(u)) }).toEqual({ listen: one(s.block, 'listen')?.args, missing: [] });
+    }
+  });
+
+  it.each((Object.keys(FLAVOURS) as UpstreamName[]).flatMap((api) => GATEWAY_ERRORS.map((status) => [api, status] as const)))(
+    '@%s_%d answers exactly what the service would (libs/errors render-error.ts)',
+    (api, status) => {
+      const want = gatewayError(api, status);
+      expect(want.status).toBe(status);
+      for (const s of servers) {
+        const loc = find(s.block, 'location').find((l) => l.args[0] === `@${api}_${status}`);
+        expect(loc).toBeDefined();
+        expect(one(loc!.block, 'return')?.args).toEqual([String(status), want.body]);
+        expect(one(loc!.block, 'default_type')?.args).toEqual([want.headers['Content-Type']]);
+        // An empty MIME map: default_type applies whatever the URI's extension.
+        expect(one(loc!.block, 'types')?.block).toEqual([]);
+        const addHeaders = find(loc!.block, 'add_header').map((d) => d.args);
+        const extra = Object.entries(want.headers).filter(([name]) => name !== 'Content-Type');
+        expect(addHeaders).toEqual(extra.map(([name, value]) => [name, value, 'always']));
+      }
+    },
+  );
+
+  it('the Vault pages send Cache-Control: no-store and a trailing newline; Nomad plain text without one', () => {
+    expect(gatewayError('secrets', 413)).toEqual({
+      status: 413,
+      headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
+      body: '{"errors":["failed to parse JSON input: http: request body too large"]}\n',
+    });
+    expect(gatewayError('scheduler', 502)).toEqual({
+      status: 502,
+      headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+      body: 'scheduler service unavailable (gateway: upstream connection failed)',
+    });
+    expect(gatewayError('boxes', 504).body).toBe('{"errors":["boxes service unavailable (gateway: upstream timed out)"],"success":false}');
+  });
+
+  it("never intercepts the services' own errors", () => {
+    expect(one(http.block, 'proxy_intercept_errors')?.args).toEqual(['off']);
+    expect(JSON.stringify(servers)).not.toContain('"proxy_intercept_errors"');
+    // error_page only at location level (a server-level one would also cover the 404 catch-all).
+    for (const s of servers) expect(find(s.block, 'error_page')).toEqual([]);
+    expect(find(http.block, 'error_page')).toEqual([]);
+  });
+
+  it('leaves the catch-all 404 and the health check alone', () => {
+    for (const port of [8080, 443]) {
+      for (const path of ['/nothing', '/_gateway/health']) expect(find(selectLocation(serverOn(port), path)?.block, 'error_page')).toEqual([]);
+    }
   });
 });
