@@ -36,12 +36,19 @@ export interface Listener {
 }
 
 /**
+ * How long a connection that is being closed may keep sending (bytes read and dropped)
+ * before it is reset. See FramedSocket.linger.
+ */
+export const LINGER_MS = 2000;
+
+/**
  * A Duplex the http.Server reads framed (LIST-rewritten) bytes from and writes responses
  * through to the real socket. The socket-like methods http.Server and Express use are
  * delegated.
  */
 class FramedSocket extends Duplex {
   private readonly out: Buffer[] = [];
+  private lingering = false;
 
   constructor(
     readonly raw: net.Socket,
@@ -59,10 +66,18 @@ class FramedSocket extends Duplex {
   }
 
   private onRawData(chunk: Buffer): void {
+    // Closing: what the client still sends is read and dropped (see linger()).
+    if (this.lingering) return;
     const out = this.out;
     out.length = 0;
     if (this.framer.push(chunk, out) === 'too-large') {
-      this.raw.destroy();
+      // Past the connection's hard cap: what was framed up to here (the request head, the
+      // body so far) still reaches the parser, so the app can answer (413 from the declared
+      // Content-Length or from counting); nothing after it does. Lingering lets that answer
+      // reach the client instead of losing it to a reset.
+      for (const piece of out) if (piece.length > 0) this.push(piece);
+      out.length = 0;
+      this.linger();
       return;
     }
     let ok = true;
@@ -94,8 +109,32 @@ class FramedSocket extends Duplex {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.raw.destroy();
+    if (error || this.raw.destroyed || this.raw.readableEnded) this.raw.destroy();
+    else {
+      // An orderly close (Connection: close, keep-alive timeout) while the client may still
+      // be sending: closing with unread bytes would reset the connection, and a reset can
+      // discard the response the client has not read yet (a 413 sent before the body).
+      // Half-close after the pending writes instead, and drop what still arrives.
+      this.linger();
+      this.raw.end();
+    }
     callback(error);
+  }
+
+  /**
+   * Lingering close (as nginx's lingering_close): stop passing bytes to the parser, keep
+   * reading and dropping them, and release the socket when the client closes its side or
+   * after LINGER_MS, whichever comes first.
+   */
+  private linger(): void {
+    if (this.lingering) return;
+    this.lingering = true;
+    const raw = this.raw;
+    const timer = setTimeout(() => raw.destroy(), LINGER_MS);
+    timer.unref();
+    raw.once('close', () => clearTimeout(timer));
+    raw.once('end', () => raw.destroy());
+    if (raw.isPaused()) raw.resume();
   }
 
   setTimeout(ms: number, cb?: () => void): this {

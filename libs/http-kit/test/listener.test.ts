@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { z } from 'zod';
-import { createKitApp, createListener, definePath, mountPaths, LIST_MARKER_HEADER, type Listener } from '../src';
+import { createKitApp, createListener, definePath, mountPaths, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
 import { RawClient } from './raw-http';
 import { capturedLogger, sampleTable } from './sample-table';
 
@@ -164,6 +164,62 @@ describe('createListener', () => {
     const chunk = `8000\r\n${'z'.repeat(0x8000)}\r\n`;
     for (let i = 0; i < 3 && !c.closed; i++) c.write(chunk);
     await c.waitClosed();
+  });
+
+  it('a client still sending a too-large body reads the 413 before the connection closes (lingering close)', async () => {
+    // 4 MB declared and sent against the app's 1 KiB limit: the app answers 413 at once
+    // with Connection: close while most of the body is still in flight; the listener
+    // half-closes, drops the rest, and the connection ends once the client closes (or after
+    // LINGER_MS). (Closing with unread bytes resets the connection, which can make a
+    // client's kernel drop an unread 413; loopback rarely shows that, so this is a check of
+    // the lingering path, not a reproduction of the loss.)
+    const size = 4 * 1024 * 1024;
+    for (let round = 0; round < 3; round++) {
+      const c = new RawClient(listener.port);
+      c.write(`PUT /v1/echo/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+      for (let sent = 0; sent < size && !c.closed; sent += 64 * 1024) c.write(Buffer.alloc(64 * 1024, 0x20));
+      const [res] = await c.read(1);
+      expect(res?.status).toBe(413);
+      expect(res?.headers.connection).toBe('close');
+      expect(res?.body).toBe('{"errors":["failed to parse JSON input: http: request body too large"]}\n');
+      await c.waitClosed(LINGER_MS + 2000);
+    }
+  });
+
+  it('a body over the connection cap still gets the app\'s 413 when the cap equals the app limit', async () => {
+    const { logger } = capturedLogger();
+    const app = createKitApp({ service: 'scheduler', logger, errorFlavour: 'nomad', maxRequestBytes: 1024, metrics: false }, (a) => {
+      mountPaths(a, [definePath({ pattern: 'echo', summary: 'echo', takesArbitraryInput: true, operations: { update: (ctx) => ({ body: ctx.input }) } })], { prefix: '/v1' });
+    });
+    const l = await createListener(app, { port: 0, host: '127.0.0.1', maxRequestBytes: 1024 });
+    try {
+      for (const size of [1100, 64 * 1024]) {
+        const c = new RawClient(l.port);
+        c.write(`PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`);
+        c.write(Buffer.alloc(size, 0x20));
+        const [res] = await c.read(1);
+        expect(res?.status).toBe(413);
+        expect(res?.body).toBe('request body too large');
+        const started = Date.now();
+        await c.waitClosed(LINGER_MS + 2000);
+        expect(Date.now() - started).toBeLessThan(LINGER_MS + 1000);
+      }
+      // A client that keeps the connection open and keeps sending is cut off after LINGER_MS.
+      const d = new RawClient(l.port);
+      d.write('PUT /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const pump = setInterval(() => {
+        if (!d.closed) d.write(`400\r\n${' '.repeat(0x400)}\r\n`);
+      }, 20);
+      try {
+        const [res] = await d.read(1);
+        expect(res?.status).toBe(413);
+        await d.waitClosed(LINGER_MS + 2000);
+      } finally {
+        clearInterval(pump);
+      }
+    } finally {
+      await l.close({ drainTimeoutMs: 100 });
+    }
   });
 
   it('aborts ctx.signal when the client disconnects', async () => {
