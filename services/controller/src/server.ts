@@ -74,7 +74,9 @@ export async function runServer(deps: ServerDeps): Promise<RunningServer> {
     const api = config.listeners.api;
     if (api) {
       const app = buildApp({ sessions, logger, apiToken: config.controller.apiToken, maxRequestBytes: api.maxRequestBytes });
-      const listener = await createListener(app, { port: api.port, host: api.host, ...(api.maxRequestBytes ? { maxRequestBytes: api.maxRequestBytes } : {}) });
+      // The connection-level cap sits above the app's limit (as the secrets service does), so
+      // a body just over max_request_size gets the app's 413 instead of a dropped connection.
+      const listener = await createListener(app, { port: api.port, host: api.host, ...(api.maxRequestBytes ? { maxRequestBytes: api.maxRequestBytes * 2 } : {}) });
       apiServer = listener.netServer;
       ports.api = listener.port;
       closers.push({ name: 'api listener', close: () => listener.close() });

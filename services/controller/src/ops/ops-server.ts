@@ -38,8 +38,16 @@ function truthy(value: string | null): boolean {
 
 export function createOpsHandler(options: OpsOptions): http.RequestListener {
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://ops.invalid');
     res.setHeader('Cache-Control', 'no-store');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://ops.invalid');
+    } catch {
+      // An unparsable request target (`//[`, `http://[`): a throw here would escape the
+      // request listener and crash the process.
+      res.writeHead(400, { 'Content-Length': 0 }).end();
+      return;
+    }
     if (url.pathname === '/health') {
       if (!options.healthExposed) {
         res.writeHead(404).end();
