@@ -45,6 +45,7 @@ unit: install generate
 	npx jest --selectProjects unit
 
 integration: install generate
+	bash scripts/ensure-test-env.sh
 	npx tsx scripts/check-services.ts
 	npx jest --selectProjects integration --runInBand=false --maxWorkers=2
 
