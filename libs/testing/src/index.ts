@@ -33,3 +33,4 @@ export {
   type SweepResult,
   type SweepRoute,
 } from './hostile-sweep';
+export { openBackendTerminator, type BackendTerminator } from './connection-loss';

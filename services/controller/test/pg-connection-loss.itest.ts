@@ -4,17 +4,16 @@
 // and the next write must commit. Runs the real server (controller and worker in one
 // process, api + cluster + ops listeners) in this jest process so an unhandled 'error'
 // event fails the test.
-import { Client } from 'pg';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createLogger } from '@selfstack/logger';
-import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
+import { type BackendTerminator, createTestDatabase, openBackendTerminator, type TestDatabase } from '@selfstack/testing';
 import { parseServerConfig } from '../src/config/controller-config';
 import { runServer, type RunningServer } from '../src/server';
 import { freePort, request, waitFor } from './process-harness';
 
 let db: TestDatabase;
-let admin: Client;
+let terminator: BackendTerminator;
 let server: RunningServer;
 let api = 0;
 
@@ -30,31 +29,14 @@ beforeAll(async () => {
   const logger = createLogger({ service: 'controller-test', silent: true });
   server = await runServer({ config, logger, bus: createMemoryBus(), prisma: createPrismaClient({ url: db.url, poolSize: 5 }) });
   api = server.ports.api!;
-  // Our own connection: the one backend of the test database that is not terminated.
-  admin = new Client({ connectionString: db.url, application_name: 'pg-connection-loss-admin' });
-  await admin.connect();
+  // Our own connection: the one backend of the test database left alone.
+  terminator = await openBackendTerminator(db.url);
 });
 afterAll(async () => {
   await server?.shutdown('test done');
-  await admin?.end();
+  await terminator?.close();
   await db?.drop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function otherBackends(): Promise<number> {
-  const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
-  return Number(rows[0]?.n);
-}
-
-async function terminateOthers(): Promise<void> {
-  const { rows } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
-  expect(rows.length).toBeGreaterThan(0);
-  for (let i = 0; i < 100 && (await otherBackends()) > 0; i++) await sleep(20);
-  expect(await otherBackends()).toBe(0);
-  // Give the pooled clients a moment to read the server's FATAL message (the 'error' event).
-  await sleep(100);
-}
 
 const json = { 'content-type': 'application/json' };
 
@@ -71,7 +53,7 @@ describe('controller Postgres connection loss', () => {
     const reads = await Promise.all(Array.from({ length: 4 }, () => request(api, `/v1/sessions/${id}`)));
     for (const r of reads) expect(r.status).toBe(200);
 
-    await terminateOthers();
+    expect(await terminator.terminateOthers()).toBeGreaterThan(0);
 
     const read = await request(api, `/v1/sessions/${id}`);
     expect(read.status).toBe(200);

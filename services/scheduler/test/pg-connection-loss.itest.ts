@@ -3,38 +3,23 @@
 // read must return what was written before on a fresh connection, the next write must
 // commit, and a blocking query that was waiting meanwhile must still wake on that write
 // (the state store re-reads Postgres after the bus wake-up).
-import { Client } from 'pg';
 import request from 'supertest';
+import { openBackendTerminator, type BackendTerminator } from '@selfstack/testing';
 import { minimalJob, registerJob, startHarness, type Harness } from './harness';
 
 let h: Harness;
-let admin: Client;
+let terminator: BackendTerminator;
 beforeAll(async () => {
   h = await startHarness();
-  // Our own connection: the one backend of the test database that is not terminated.
-  admin = new Client({ connectionString: h.db.url, application_name: 'pg-connection-loss-admin' });
-  await admin.connect();
+  // Our own connection: the one backend of the test database left alone.
+  terminator = await openBackendTerminator(h.db.url);
 });
 afterAll(async () => {
-  await admin.end();
+  await terminator.close();
   await h.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function otherBackends(): Promise<number> {
-  const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [h.db.name]);
-  return Number(rows[0]?.n);
-}
-
-async function terminateOthers(): Promise<void> {
-  const { rows } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [h.db.name]);
-  expect(rows.length).toBeGreaterThan(0);
-  for (let i = 0; i < 100 && (await otherBackends()) > 0; i++) await sleep(20);
-  expect(await otherBackends()).toBe(0);
-  // Give the pooled clients a moment to read the server's FATAL message (the 'error' event).
-  await sleep(100);
-}
 
 describe('scheduler Postgres connection loss', () => {
   it('survives its idle connections being terminated, keeps the data and still wakes blocked queries', async () => {
@@ -49,7 +34,7 @@ describe('scheduler Postgres connection loss', () => {
     const blocked = request(h.app).get(`/v1/jobs?index=${index}&wait=20s`);
     const pending = blocked.then((r) => r);
     await sleep(200);
-    await terminateOthers();
+    expect(await terminator.terminateOthers()).toBeGreaterThan(0);
 
     const read = await request(h.app).get('/v1/job/pgl-1');
     expect(read.status).toBe(200);
