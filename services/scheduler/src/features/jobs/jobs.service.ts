@@ -94,9 +94,6 @@ export function createJobService(deps: JobServiceDeps) {
       const problems = validateJob(job);
       if (problems !== null) throw new BadRequestError(problems);
       requireNs(acl, job.Namespace, 'submit-job');
-      if (!(await namespaceStore.get(deps.prisma, job.Namespace))) {
-        throw new BadRequestError(`job ${JSON.stringify(job.ID)} is in nonexistent namespace ${JSON.stringify(job.Namespace)}`);
-      }
       const enforce = body['EnforceIndex'] === true;
       const wantIndex = typeof body['JobModifyIndex'] === 'number' ? body['JobModifyIndex'] : 0;
       const evalPriority = typeof body['EvalPriority'] === 'number' && body['EvalPriority'] > 0 ? body['EvalPriority'] : 0;
@@ -111,6 +108,11 @@ export function createJobService(deps: JobServiceDeps) {
       }
 
       const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
+        // Checked under the write lock: a namespace deleted by a concurrent writer must not
+        // end up holding this job (the delete checks for jobs in the same ordered section).
+        if (!(await namespaceStore.get(tx, job.Namespace))) {
+          throw new BadRequestError(`job ${JSON.stringify(job.ID)} is in nonexistent namespace ${JSON.stringify(job.Namespace)}`);
+        }
         const existing = await jobStore.get(tx, job.Namespace, job.ID);
         if (enforce) {
           const current = existing?.job.JobModifyIndex ?? 0;
