@@ -10,7 +10,7 @@ import type { Actor, OrganizationJson } from '../accounts/accounts.types';
 import { authorizeBoxAccess, canManage, canRead, notFound, requireActor, visibleOwners, type TokenState } from '../accounts/access';
 import type { UploadStore } from '../uploads/uploads.store';
 import { toBoxJson, toProviderJson, toVersionJson } from './boxes.presenter';
-import type { BoxStore } from './boxes.store';
+import { GoneError, type BoxStore } from './boxes.store';
 import {
   checksumProblem,
   type BoxFields,
@@ -180,6 +180,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
         return toBoxJson(caller.base, await boxStore.updateBox(box, patch), { withVersions: true });
       } catch (err) {
         if (err instanceof DuplicateError) throw new UnprocessableEntityError(`Name has already been taken: box ${ref.username}/${patch.name ?? ''} exists`);
+        if (err instanceof GoneError) throw notFound(`box ${tag(ref)}`);
         throw err;
       }
     },
@@ -187,7 +188,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
     async deleteBox(caller, ref) {
       const box = await loadBox(caller, ref, 'write');
       const keys = await blobKeysOf(box.versions.flatMap((v) => v.providers));
-      await boxStore.deleteBox(box.id);
+      if (!(await boxStore.deleteBox(box.id))) throw notFound(`box ${tag(ref)}`);
       await deleteBlobs(keys);
       return toBoxJson(caller.base, box, { withVersions: true });
     },
@@ -206,6 +207,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
         return toVersionJson(caller.base, boxRefOf(box), v);
       } catch (err) {
         if (err instanceof DuplicateError) throw new UnprocessableEntityError(`Version has already been taken: ${tag(ref)} ${fields.version} exists`);
+        if (err instanceof GoneError) throw notFound(`box ${tag(ref)}`);
         throw err;
       }
     },
@@ -223,6 +225,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
         return toVersionJson(caller.base, boxRefOf(box), await boxStore.updateVersion(box.id, v.id, data));
       } catch (err) {
         if (err instanceof DuplicateError) throw new UnprocessableEntityError(`Version has already been taken: ${tag(ref)} ${fields.version ?? ''} exists`);
+        if (err instanceof GoneError) throw notFound(`version ${version} of box ${tag(ref)}`);
         throw err;
       }
     },
@@ -231,7 +234,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
       const box = await loadBox(caller, ref, 'write');
       const v = findVersion(box, ref, version);
       const keys = await blobKeysOf(v.providers);
-      await boxStore.deleteVersion(box.id, v.id);
+      if (!(await boxStore.deleteVersion(box.id, v.id))) throw notFound(`version ${version} of box ${tag(ref)}`);
       await deleteBlobs(keys);
       return toVersionJson(caller.base, boxRefOf(box), v);
     },
@@ -279,6 +282,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
         return toProviderJson(caller.base, boxRefOf(box), v.version, p);
       } catch (err) {
         if (err instanceof DuplicateError) throw new UnprocessableEntityError(`Provider has already been taken: ${tag(ref)} ${version} already has ${fields.name}`);
+        if (err instanceof GoneError) throw notFound(`version ${version} of box ${tag(ref)}`);
         throw err;
       }
     },
@@ -309,6 +313,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
         return toProviderJson(caller.base, boxRefOf(box), v.version, updated);
       } catch (err) {
         if (err instanceof DuplicateError) throw new UnprocessableEntityError(`Provider has already been taken: ${tag(ref)} ${version} already has ${fields.name ?? ''}`);
+        if (err instanceof GoneError) throw notFound(`provider ${provider} of ${tag(ref)} ${v.version}`);
         throw err;
       }
     },
@@ -318,7 +323,7 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
       const v = findVersion(box, ref, version);
       const p = findProvider(v, ref, provider);
       const keys = await blobKeysOf([p]);
-      await boxStore.deleteProvider(box.id, p.id);
+      if (!(await boxStore.deleteProvider(box.id, p.id))) throw notFound(`provider ${provider} of ${tag(ref)} ${v.version}`);
       await deleteBlobs(keys);
       return toProviderJson(caller.base, boxRefOf(box), v.version, p);
     },

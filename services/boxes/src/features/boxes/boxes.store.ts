@@ -45,10 +45,11 @@ export interface BoxStore {
   listByOwner(ownerId: string, includePrivate: boolean): Promise<BoxRecord[]>;
   createBox(box: NewBox): Promise<BoxRecord>;
   updateBox(box: BoxRecord, patch: BoxPatch): Promise<BoxRecord>;
-  deleteBox(id: string): Promise<void>;
+  /** false when the box was already gone (a concurrent delete won). */
+  deleteBox(id: string): Promise<boolean>;
   createVersion(boxId: string, data: { version: string; descriptionMarkdown: string; descriptionHtml: string }): Promise<VersionRecord>;
   updateVersion(boxId: string, id: string, data: { version?: string; descriptionMarkdown?: string; descriptionHtml?: string }): Promise<VersionRecord>;
-  deleteVersion(boxId: string, id: string): Promise<void>;
+  deleteVersion(boxId: string, id: string): Promise<boolean>;
   /** unreleased|revoked -> active, only while a usable provider exists (one transaction). */
   releaseVersion(boxId: string, id: string): Promise<ReleaseOutcome>;
   /** active -> revoked; false when the version is not active. */
@@ -56,13 +57,30 @@ export interface BoxStore {
   findVersion(id: string): Promise<VersionRecord | null>;
   createProvider(boxId: string, versionId: string, data: ProviderData): Promise<ProviderRecord>;
   updateProvider(boxId: string, id: string, data: Partial<ProviderData> & { hosted?: boolean; blobKey?: string | null }): Promise<ProviderRecord>;
-  deleteProvider(boxId: string, id: string): Promise<void>;
+  deleteProvider(boxId: string, id: string): Promise<boolean>;
   search(params: SearchParams, visibility: { all: true } | { ownerIds: readonly string[] }): Promise<BoxRecord[]>;
   incrementDownloads(boxId: string): Promise<void>;
 }
 
+/**
+ * The row a write targets (or its parent) was deleted by a concurrent request after the
+ * service's existence check: Prisma's "record to update not found" (P2025) or a foreign-key
+ * violation on insert (P2003). The service answers it as the existence check would (404).
+ */
+export class GoneError extends Error {
+  override readonly name = 'GoneError';
+  constructor(readonly target: string) {
+    super(`${target} no longer exists`);
+  }
+}
+
+function isGone(err: unknown): boolean {
+  return err instanceof Prisma.PrismaClientKnownRequestError && (err.code === 'P2025' || err.code === 'P2003');
+}
+
 function rethrowDuplicate(err: unknown, what: string): never {
   if (isUniqueViolation(err)) throw new DuplicateError(what);
+  if (isGone(err)) throw new GoneError(what);
   throw err;
 }
 
@@ -72,7 +90,9 @@ export function searchTextOf(username: string, name: string, shortDescription: s
 
 export function createBoxStore(prisma: PrismaClient): BoxStore {
   // Changes below a box move its updated_at (search sort "updated").
-  const touchBox = (tx: Prisma.TransactionClient, boxId: string) => tx.box.update({ where: { id: boxId }, data: { updatedAt: new Date() } });
+  // updateMany: a box deleted concurrently is not an error here (the caller's own row
+  // write reports it).
+  const touchBox = (tx: Prisma.TransactionClient, boxId: string) => tx.box.updateMany({ where: { id: boxId }, data: { updatedAt: new Date() } });
 
   return {
     async findBox(username, name) {
@@ -125,7 +145,7 @@ export function createBoxStore(prisma: PrismaClient): BoxStore {
     },
 
     async deleteBox(id) {
-      await prisma.box.deleteMany({ where: { id } });
+      return (await prisma.box.deleteMany({ where: { id } })).count > 0;
     },
 
     async createVersion(boxId, data) {
@@ -152,12 +172,12 @@ export function createBoxStore(prisma: PrismaClient): BoxStore {
       }
     },
 
-    async deleteVersion(boxId, id) {
-      await prisma.$transaction(async (tx) => {
-        await tx.boxVersion.deleteMany({ where: { id } });
+    deleteVersion: (boxId, id) =>
+      prisma.$transaction(async (tx) => {
+        const r = await tx.boxVersion.deleteMany({ where: { id } });
         await touchBox(tx, boxId);
-      });
-    },
+        return r.count > 0;
+      }),
 
     releaseVersion: (boxId, id) =>
       prisma.$transaction(async (tx) => {
@@ -204,12 +224,12 @@ export function createBoxStore(prisma: PrismaClient): BoxStore {
       }
     },
 
-    async deleteProvider(boxId, id) {
-      await prisma.$transaction(async (tx) => {
-        await tx.boxProvider.deleteMany({ where: { id } });
+    deleteProvider: (boxId, id) =>
+      prisma.$transaction(async (tx) => {
+        const r = await tx.boxProvider.deleteMany({ where: { id } });
         await touchBox(tx, boxId);
-      });
-    },
+        return r.count > 0;
+      }),
 
     async search(params, visibility) {
       const conditions: Prisma.Sql[] = [
