@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '@selfstack/errors';
 import { isValidNamespaceOrName } from '../modules/names';
 import { generateToken, hashToken } from '../auth/tokens';
-import { NamespaceExistsError, NamespaceInUseError, type AdminStore } from './admin.store';
+import { NamespaceExistsError, NamespaceInUseError, NamespaceMissingError, type AdminStore } from './admin.store';
 import type { ModuleStore } from '../modules/modules.store';
 import type { NamespaceRecord, NamespaceView, TokenRecord, TokenView } from './admin.types';
 
@@ -70,13 +70,19 @@ export function createAdminService(deps: { store: AdminStore; modules: Pick<Modu
         throw new BadRequestError(`namespace ${namespace} does not exist; create it first`);
       }
       const token = generateToken();
-      const record = await store.createToken({
-        id: randomUUID(),
-        tokenHash: hashToken(token),
-        description: description ?? '',
-        namespace: namespace ?? null,
-        expiresAt: ttl_seconds === undefined ? null : new Date(clock().getTime() + ttl_seconds * 1000),
-      });
+      let record;
+      try {
+        record = await store.createToken({
+          id: randomUUID(),
+          tokenHash: hashToken(token),
+          description: description ?? '',
+          namespace: namespace ?? null,
+          expiresAt: ttl_seconds === undefined ? null : new Date(clock().getTime() + ttl_seconds * 1000),
+        });
+      } catch (err) {
+        if (err instanceof NamespaceMissingError) throw new BadRequestError(err.message);
+        throw err;
+      }
       // The only time the secret is shown.
       return { ...tokenView(record), token };
     },

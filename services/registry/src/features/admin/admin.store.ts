@@ -9,6 +9,9 @@ export class NamespaceExistsError extends Error {
 export class NamespaceInUseError extends Error {
   override readonly name = 'NamespaceInUseError';
 }
+export class NamespaceMissingError extends Error {
+  override readonly name = 'NamespaceMissingError';
+}
 
 export interface AdminStore {
   createNamespace(name: string, owner: string): Promise<NamespaceRecord>;
@@ -16,6 +19,7 @@ export interface AdminStore {
   findNamespace(name: string): Promise<NamespaceRecord | null>;
   /** False when it did not exist; throws NamespaceInUseError when modules remain. */
   deleteNamespace(name: string): Promise<boolean>;
+  /** Throws NamespaceMissingError when the token's namespace no longer exists. */
   createToken(input: { id: string; tokenHash: string; description: string; namespace: string | null; expiresAt: Date | null }): Promise<TokenRecord>;
   listTokens(): Promise<TokenRecord[]>;
   findTokenByHash(hash: string): Promise<TokenRecord | null>;
@@ -53,8 +57,15 @@ export function createAdminStore(prisma: PrismaClient): AdminStore {
         throw err;
       }
     },
-    createToken(input) {
-      return prisma.registryToken.create({ data: input, select: tokenSelect });
+    async createToken(input) {
+      try {
+        return await prisma.registryToken.create({ data: input, select: tokenSelect });
+      } catch (err) {
+        // The namespace was deleted after the service checked it (tokens.namespace is a
+        // foreign key): answer as that check would.
+        if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003') throw new NamespaceMissingError(`namespace ${input.namespace ?? ''} does not exist; create it first`);
+        throw err;
+      }
     },
     listTokens() {
       return prisma.registryToken.findMany({ select: tokenSelect, orderBy: { createdAt: 'asc' } });

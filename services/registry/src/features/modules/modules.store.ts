@@ -281,11 +281,16 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
             // Create the module row if this is its first version. ON CONFLICT waits for a
             // concurrent first publish to commit, then the row lock below serialises
             // every publish/delete of this module, so `latest_version` is always right.
-            await tx.$executeRaw`
-              INSERT INTO "registry"."modules" ("id", "namespace", "name", "provider", "latest_version", "description", "source", "published_at")
-              VALUES (${randomUUID()}::uuid, ${input.namespace}, ${input.name}, ${input.provider}, ${input.version}, ${input.description}, ${input.source}, now())
-              ON CONFLICT ("namespace", "name", "provider") DO NOTHING`;
-            const moduleId = await lockModule(tx, input.namespace, input.name, input.provider);
+            // A delete of the module's last version can remove the row between the two
+            // statements (DO NOTHING saw it, the lock waited for that delete): insert again.
+            let moduleId: string | null = null;
+            for (let attempt = 0; moduleId === null && attempt < 5; attempt++) {
+              await tx.$executeRaw`
+                INSERT INTO "registry"."modules" ("id", "namespace", "name", "provider", "latest_version", "description", "source", "published_at")
+                VALUES (${randomUUID()}::uuid, ${input.namespace}, ${input.name}, ${input.provider}, ${input.version}, ${input.description}, ${input.source}, now())
+                ON CONFLICT ("namespace", "name", "provider") DO NOTHING`;
+              moduleId = await lockModule(tx, input.namespace, input.name, input.provider);
+            }
             if (moduleId === null) throw new Error('module row vanished inside its own transaction');
             const created = await tx.registryModuleVersion.create({
               data: {
