@@ -98,3 +98,13 @@ export async function initAndUnseal(app: Express, shares = 1, threshold = 1): Pr
 
 export const MULTI_DENIED = '1 error occurred:\n\t* permission denied\n\n';
 export const INVALID_TOKEN = '2 errors occurred:\n\t* permission denied\n\t* invalid token\n\n';
+
+/** A harness initialised and unsealed, plus a second replica (same database and bus) unsealed too. */
+export async function startUnsealedReplicas(): Promise<{ h: Harness; root: string; other: Express }> {
+  const h = await startHarness();
+  const init = await initAndUnseal(h.app);
+  const replica = await h.replica();
+  const unsealed = await request(replica.app).put('/v1/sys/unseal').send({ key: init.keys[0] });
+  if (unsealed.status !== 200) throw new Error(`replica unseal failed: ${unsealed.status} ${unsealed.text}`);
+  return { h, root: init.rootToken, other: replica.app };
+}

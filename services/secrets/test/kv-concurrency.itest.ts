@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import request from 'supertest';
 import { createEntryPool, createEntryStore } from '../src/features/barrier/barrier.store';
 import type { EntryStore } from '../src/features/barrier/barrier.types';
-import { initAndUnseal, startHarness, type Harness } from './harness';
+import { startUnsealedReplicas, type Harness } from './harness';
 
 const CAS_MISMATCH = { errors: ['check-and-set parameter did not match the current version'] };
 
@@ -32,12 +32,7 @@ describe('KV v2 concurrent writes', () => {
   }
 
   beforeAll(async () => {
-    h = await startHarness();
-    const init = await initAndUnseal(h.app);
-    root = init.rootToken;
-    const replica = await h.replica();
-    other = replica.app;
-    await request(other).put('/v1/sys/unseal').send({ key: init.keys[0] }).expect(200);
+    ({ h, root, other } = await startUnsealedReplicas());
   });
   afterAll(async () => {
     await h.close();
