@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { buildTarget, discoverTargets } from '../../scripts/build';
-import { findFreePort } from '../../scripts/dev-postgres';
 import { newControllerKeys, portsWithOffset, renderControllerHcl, waitForHealthy } from '../../scripts/dev-services';
+import { freeDevPortOffset, freePortBelowEphemeral } from './free-ports';
 
 const ROOT = resolve(__dirname, '..', '..');
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -63,28 +63,6 @@ describe('scripts/build.ts', () => {
 
   // What the image runs: each service bundle under plain node (no tsx, no workspace
   // links), npm packages from node_modules only, answering its health endpoint.
-  // Ports for the spawned bundles come from below the ephemeral range (32768+): a port the
-  // OS handed out and released can be taken again by any outgoing connection of the other
-  // tests before the child binds it.
-  async function freePortBelowEphemeral(): Promise<number> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const port = 10_000 + Math.floor(Math.random() * 20_000);
-      if ((await findFreePort(port)) === port) return port;
-    }
-    throw new Error('no free port below the ephemeral range');
-  }
-
-  async function freeControllerPorts(): Promise<ReturnType<typeof portsWithOffset>> {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const offset = 1000 + Math.floor(Math.random() * 20_000);
-      const ports = portsWithOffset(offset);
-      const wanted = [ports.controllerApi, ports.controllerCluster, ports.controllerOps];
-      const free = await Promise.all(wanted.map(async (p) => (await findFreePort(p)) === p));
-      if (free.every(Boolean)) return ports;
-    }
-    throw new Error('no free port triple for the controller below the ephemeral range');
-  }
-
   const services = discoverTargets().filter((t) => t.name !== 'migrate');
   it.each(services.map((t) => t.name))('the %s bundle starts with plain node and answers its health check', async (name) => {
     await buildTarget(services.find((t) => t.name === name)!, deps, out);
@@ -98,9 +76,8 @@ describe('scripts/build.ts', () => {
     };
     let healthUrl: string;
     if (name === 'controller') {
-      // Fixed ports (its HCL names them): an offset that puts them below the ephemeral
-      // range (32768+), where other tests' OS-assigned ports would collide, and all free.
-      const ports = await freeControllerPorts();
+      // Fixed ports (its HCL names them), free and below the ephemeral range.
+      const ports = portsWithOffset(await freeDevPortOffset(['controllerApi', 'controllerCluster', 'controllerOps']));
       const config = join(out, 'controller.hcl');
       writeFileSync(config, renderControllerHcl({ host: '127.0.0.1', ports, keys: newControllerKeys() }));
       env.CONTROLLER_CONFIG = config;

@@ -7,6 +7,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SERVICE_NAMES, partitionExisting, planServices, portsWithOffset } from '../../scripts/dev-services';
+import { freeDevPortOffset, freePortBelowEphemeral } from './free-ports';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -24,28 +25,29 @@ function portOpen(port: number): Promise<boolean> {
 describe('make dev (scripts/dev.ts)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'selfstack-devsmoke-'));
   chmodSync(dataDir, 0o755);
-  // A random shift keeps us clear of a developer's own `make dev` and of parallel runs.
-  const offset = 20_000 + Math.floor(Math.random() * 300) * 100;
-  const ports = portsWithOffset(offset);
   // A fixed registry admin token, so this plan and the one make dev computes agree.
   const registryAdminToken = 'dev-smoke-registry-admin-token';
-  const plan = planServices({
-    root: ROOT,
-    ports,
-    host: '127.0.0.1',
-    controllerConfigPath: join(dataDir, 'controller.hcl'),
-    env: { REGISTRY_ADMIN_TOKEN: registryAdminToken },
-  });
-  const { present, missing } = partitionExisting(ROOT, plan);
 
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts what exists, reports what does not, and stops cleanly on SIGTERM', async () => {
+    // A random shift, free and below the ephemeral range, keeps us clear of a developer's
+    // own `make dev`, of parallel runs and of other tests' connections.
+    const offset = await freeDevPortOffset();
+    const ports = portsWithOffset(offset);
+    const plan = planServices({
+      root: ROOT,
+      ports,
+      host: '127.0.0.1',
+      controllerConfigPath: join(dataDir, 'controller.hcl'),
+      env: { REGISTRY_ADMIN_TOKEN: registryAdminToken },
+    });
+    const { present, missing } = partitionExisting(ROOT, plan);
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
-    Object.assign(env, { REGISTRY_ADMIN_TOKEN: registryAdminToken, DEV_DATA_DIR: dataDir, DEV_PORT_OFFSET: String(offset), DEV_PG_PORT: '0', NO_COLOR: '1' });
+    Object.assign(env, { REGISTRY_ADMIN_TOKEN: registryAdminToken, DEV_DATA_DIR: dataDir, DEV_PORT_OFFSET: String(offset), DEV_PG_PORT: String(await freePortBelowEphemeral()), NO_COLOR: '1' });
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'dev.ts')], {
       cwd: ROOT,
       env,

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../scripts/dev-postgres';
 import { runMigrations } from '../../scripts/dev-migrate';
+import { freePortBelowEphemeral } from './free-ports';
 
 const ROOT = resolve(__dirname, '..', '..');
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -37,7 +38,7 @@ describe('make dev: embedded PostgreSQL', () => {
   });
 
   it('initialises, starts, creates the database and applies every migration', async () => {
-    pg = await startEmbeddedPostgres({ dataDir, database: 'selfstack_dev', port: 0, log: (l) => logs.push(l), settings: { fsync: 'off' } });
+    pg = await startEmbeddedPostgres({ dataDir, database: 'selfstack_dev', port: await freePortBelowEphemeral(), log: (l) => logs.push(l), settings: { fsync: 'off' } });
     expect(pg.url).toBe(`postgresql://postgres@127.0.0.1:${pg.port}/selfstack_dev`);
     expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
     if (isRoot) expect(pg.runAs?.uid).not.toBe(0);
@@ -70,7 +71,7 @@ describe('make dev: embedded PostgreSQL', () => {
     expect(existsSync(join(dataDir, 'postmaster.pid'))).toBe(false);
 
     logs.length = 0;
-    pg = await startEmbeddedPostgres({ dataDir, database: 'selfstack_dev', port: 0, log: (l) => logs.push(l), settings: { fsync: 'off' } });
+    pg = await startEmbeddedPostgres({ dataDir, database: 'selfstack_dev', port: await freePortBelowEphemeral(), log: (l) => logs.push(l), settings: { fsync: 'off' } });
     expect(logs.some((l) => l.includes('initialising a new PostgreSQL cluster'))).toBe(false);
     expect(logs.some((l) => l.includes('created database'))).toBe(false);
     // Migrating an up-to-date database is a no-op, not an error.

@@ -34,3 +34,4 @@ export {
   type SweepRoute,
 } from './hostile-sweep';
 export { openBackendTerminator, type BackendTerminator } from './connection-loss';
+export { EPHEMERAL_PORT_START, freePortBelowEphemeral, isPortFree } from './ports';

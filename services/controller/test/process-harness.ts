@@ -2,22 +2,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePortBelowEphemeral } from '@selfstack/testing';
 
 const MAIN = path.resolve(__dirname, '../src/main.ts');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A port for a child process's config: free and below the ephemeral range (libs/testing ports.ts). */
+export const freePort = freePortBelowEphemeral;
 
 export function writeConfig(text: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'controller-test-'));
