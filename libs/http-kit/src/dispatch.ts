@@ -152,6 +152,14 @@ function safeDecode(path: string): string {
   return decoded;
 }
 
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) ? v.some(hasNul) : typeof v === 'object' && v !== null && Object.values(v).some(hasNul);
+
+/** Query values reach SQL too (filters, prefixes): NUL is refused there as in the path. */
+function checkQuery(query: Record<string, unknown>): void {
+  for (const key in query) if (hasNul(query[key]) || key.includes('\u0000')) throw new BadRequestError('invalid query: contains a NUL character');
+}
+
 function joinPattern(prefix: string, pattern: string): string {
   const p = prefix.replace(/\/+$/, '');
   return pattern === '' ? p || '/' : `${p}/${pattern}`;
@@ -189,6 +197,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
     try {
       const path = safeDecode(relativePath);
       const query = req.query as Record<string, unknown>;
+      checkQuery(query);
       // `?help=1` works on any path of the table, also on prefixes no spec matches (the
       // mount root); it answers the raw help object, never through the respond hook.
       if (

@@ -305,3 +305,35 @@ describe('hooks', () => {
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', request_id: 'req-9', error: 'pq: password authentication failed' }));
   });
 });
+
+describe('NUL in path or query (PostgreSQL text cannot hold it)', () => {
+  const { logger } = capturedLogger();
+  let reached = 0;
+  const spec = definePath({
+    pattern: 'thing/:id',
+    summary: 'read',
+    fields: { id: { in: 'path', schema: z.string(), description: 'id' }, prefix: { in: 'query', schema: z.string().optional(), description: 'prefix' } },
+    operations: {
+      read: () => {
+        reached++;
+        return { ok: true };
+      },
+    },
+  });
+  const app = createKitApp({ service: 's', logger, errorFlavour: 'registry', metrics: false }, (a) => mountPaths(a, [spec], { prefix: '/t' }));
+
+  it('refuses it with 400 in the flavour shape before any handler runs', async () => {
+    const path = await request(app).get('/t/thing/a%00b');
+    expect(path.status).toBe(400);
+    expect(path.body).toEqual({ errors: ['invalid path: contains a NUL character'] });
+    for (const q of ['prefix=%00', 'prefix=a&prefix=b%00', 'x%00=1', 'o[k]=%00']) {
+      const res = await request(app).get(`/t/thing/a?${q}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ errors: ['invalid query: contains a NUL character'] });
+    }
+    expect(reached).toBe(0);
+    const ok = await request(app).get('/t/thing/a?prefix=b');
+    expect(ok.status).toBe(200);
+    expect(reached).toBe(1);
+  });
+});

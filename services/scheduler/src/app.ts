@@ -2,7 +2,7 @@
 // Composition of stores -> services -> PathSpec tables, mounted under /v1.
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { PrismaClient } from '@selfstack/db';
-import { BadRequestError, MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
+import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
 import { createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
@@ -54,27 +54,6 @@ export interface AppDeps {
   config: SchedulerConfig;
   clock?: Clock;
   readiness?: () => Promise<Record<string, boolean>>;
-}
-
-const hasNul = (v: unknown): boolean => (typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) && v.some(hasNul));
-
-/**
- * PostgreSQL text cannot hold NUL: a `%00` in a path parameter or query value failed the
- * query with a 500, and Prisma batches concurrent findUnique calls into one statement, so it
- * also failed the lookups of unrelated requests in flight. Refused here with a 400.
- */
-function rejectNulInput(req: Request, _res: Response, next: NextFunction): void {
-  let path: string;
-  try {
-    path = decodeURIComponent(req.path);
-  } catch {
-    path = req.path;
-  }
-  if (path.includes('\u0000') || Object.values(req.query as Record<string, unknown>).some(hasNul)) {
-    next(new BadRequestError('Invalid request: NUL character in path or query'));
-    return;
-  }
-  next();
 }
 
 export function buildApp(deps: AppDeps): Express {
@@ -137,7 +116,6 @@ export function buildApp(deps: AppDeps): Express {
       notFound: (_req: Request, _res: Response, next: NextFunction) => next(new NotFoundError([])),
     },
     (app) => {
-      app.use('/v1', rejectNulInput);
       app.use('/v1', regionForwarder(config.region, config.peers));
       mountPaths<RequestExtra>(app, table, {
         prefix: '/v1',
