@@ -3,7 +3,7 @@
 // policy, and an allow/deny matrix over the endpoints.
 import request from 'supertest';
 import type { Express } from 'express';
-import { minimalJob, registerJob, startHarness, type Harness } from './harness';
+import { expectPlain, minimalJob, registerJob, startHarness, type Harness } from './harness';
 
 let h: Harness;
 let app: Express;
@@ -15,12 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-function expectPlain(res: request.Response, status: number, text: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^text\/plain/);
-  expect(res.text).toBe(text);
-}
 
 const mgmt = () => ({ 'X-Scheduler-Token': root });
 

@@ -193,3 +193,10 @@ export async function insertDeployment(h: Harness, jobId: string, over: Partial<
   });
   return result;
 }
+
+/** A Nomad-style error (or plain) answer: status, text/plain, exact body. */
+export function expectPlain(res: request.Response, status: number, text: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^text\/plain/);
+  expect(res.text).toBe(text);
+}

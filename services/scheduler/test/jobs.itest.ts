@@ -2,7 +2,7 @@
 // endpoints"; reference §0-§1), against real Postgres and Redis.
 import request from 'supertest';
 import { startTestListener, type TestListener } from '@selfstack/testing';
-import { insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
+import { expectPlain, insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -11,12 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-function expectPlain(res: request.Response, status: number, text: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^text\/plain/);
-  expect(res.text).toBe(text);
-}
 
 describe('job registration', () => {
   it('registers a job with Nomad defaults, a pending evaluation and index headers', async () => {

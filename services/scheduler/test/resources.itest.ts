@@ -1,7 +1,7 @@
 // Nodes, allocations, evaluations, deployments, namespaces and agent endpoints, plus
 // `filter` on every list endpoint (spec "Filter expressions"; reference §2-§4, §7).
 import request from 'supertest';
-import { insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
+import { expectPlain, insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -10,12 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-function expectPlain(res: request.Response, status: number, text: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^text\/plain/);
-  expect(res.text).toBe(text);
-}
 
 describe('nodes', () => {
   it('registers through the internal route (NodeRegistration, status initializing) and lists stubs', async () => {

@@ -2,8 +2,8 @@
 // 200 with an empty body while the controller's API server is up; 5xx when it is not;
 // 503 while a graceful shutdown wait is running; with `worker_info=1` a worker adds
 // {"worker_process_info": {state, active_session_count, upstream_connection_state}}.
-// The endpoint takes no other input. Other methods get 501 Not Implemented, as the
-// anchor's gateway answers them.
+// The endpoint takes no other input. Methods other than GET and HEAD are answered with
+// status 501 and `Allow: GET, HEAD`, as the anchor's gateway answers them.
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 import type { ConnectionStateName } from '../cluster/worker-upstream';
