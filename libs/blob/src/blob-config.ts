@@ -34,6 +34,24 @@ export function createBlobStoreFromConfig(config: BlobStoreConfig): BlobStore {
   return createS3BlobStore(config);
 }
 
+/**
+ * The `BlobStoreConfig` fields out of a service's parsed environment: the schema's output
+ * is merged (`.and(...)`) into the service's env object, which carries every other variable
+ * too.
+ */
+export function pickBlobStoreConfig(parsed: BlobStoreConfig): BlobStoreConfig {
+  if (parsed.kind === 'fs') return { kind: 'fs', root: parsed.root };
+  return {
+    kind: 's3',
+    bucket: parsed.bucket,
+    ...(parsed.endpoint === undefined ? {} : { endpoint: parsed.endpoint }),
+    ...(parsed.region === undefined ? {} : { region: parsed.region }),
+    ...(parsed.prefix === undefined ? {} : { prefix: parsed.prefix }),
+    ...(parsed.forcePathStyle === undefined ? {} : { forcePathStyle: parsed.forcePathStyle }),
+    ...(parsed.credentials === undefined ? {} : { credentials: parsed.credentials }),
+  };
+}
+
 const blank = (v: unknown): unknown => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optionalString = z.preprocess(blank, z.string().optional());
 

@@ -2,4 +2,4 @@ export type { BlobStore, BlobInfo, BlobPutOptions, BlobRange } from './blob.type
 export { BlobKeyError, BlobRangeError, assertValidBlobKey, clampRange } from './blob-key';
 export { createFsBlobStore, type FsBlobStoreOptions } from './fs-blob-store';
 export { createS3BlobStore, createS3Client, type S3BlobStoreOptions } from './s3-blob-store';
-export { createBlobStoreFromConfig, blobStoreEnvSchema, type BlobStoreConfig } from './blob-config';
+export { createBlobStoreFromConfig, blobStoreEnvSchema, pickBlobStoreConfig, type BlobStoreConfig } from './blob-config';

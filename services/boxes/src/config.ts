@@ -1,7 +1,7 @@
 // Configuration of the box-hosting service, parsed once by main.ts and the admin CLI
 // (docs/boxes.md "Configuration"). Every problem is reported together by loadEnv.
 import { z } from 'zod';
-import { blobStoreEnvSchema, type BlobStoreConfig } from '@selfstack/blob';
+import { blobStoreEnvSchema, pickBlobStoreConfig, type BlobStoreConfig } from '@selfstack/blob';
 import { booleanEnv, ConfigError, durationEnv, emptyToUndefined, integerEnv, loadEnv, optionalEnv as optional, sharedEnv, type ConfigProblem, type EnvSource } from '@selfstack/config';
 
 const GiB = 1024 * 1024 * 1024;
@@ -93,7 +93,6 @@ function parseEnv(env: EnvSource, defaultBlobRoot: string) {
 
 export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): BoxesConfig {
   const e = parseEnv(env, defaultBlobRoot);
-  const blob = e as unknown as BlobStoreConfig;
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -118,18 +117,7 @@ export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_R
     },
     rateLimits: { apiPerMinute: e.BOXES_RATE_LIMIT_API_PER_MINUTE, loginPerMinute: e.BOXES_RATE_LIMIT_LOGIN_PER_MINUTE },
     maintenanceCheckMs: e.BOXES_MAINTENANCE_CHECK_INTERVAL,
-    blob: blob.kind === 's3' ? pickS3(blob) : { kind: 'fs', root: blob.root },
+    blob: pickBlobStoreConfig(e as unknown as BlobStoreConfig),
   };
 }
 
-function pickS3(b: Extract<BlobStoreConfig, { kind: 's3' }>): BlobStoreConfig {
-  return {
-    kind: 's3',
-    bucket: b.bucket,
-    ...(b.endpoint === undefined ? {} : { endpoint: b.endpoint }),
-    ...(b.region === undefined ? {} : { region: b.region }),
-    ...(b.prefix === undefined ? {} : { prefix: b.prefix }),
-    ...(b.forcePathStyle === undefined ? {} : { forcePathStyle: b.forcePathStyle }),
-    ...(b.credentials === undefined ? {} : { credentials: b.credentials }),
-  };
-}

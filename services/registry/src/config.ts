@@ -2,7 +2,7 @@
 // "Configuration"). Every problem is reported together by loadEnv.
 import { z } from 'zod';
 import { booleanEnv, durationEnv, integerEnv, loadEnv, optionalEnv, sharedEnv, type EnvSource } from '@selfstack/config';
-import { blobStoreEnvSchema, type BlobStoreConfig } from '@selfstack/blob';
+import { blobStoreEnvSchema, pickBlobStoreConfig, type BlobStoreConfig } from '@selfstack/blob';
 
 const MiB = 1024 * 1024;
 const secret = (min: number, what: string) => optionalEnv(z.string().min(min, { message: `must be at least ${min} characters (${what})` }));
@@ -45,18 +45,6 @@ export interface RegistryConfig {
 
 export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): RegistryConfig {
   const e = loadEnv(registryEnvSchema(defaultBlobRoot), env);
-  const blob: BlobStoreConfig =
-    e.kind === 's3'
-      ? {
-          kind: 's3',
-          bucket: e.bucket,
-          ...(e.endpoint === undefined ? {} : { endpoint: e.endpoint }),
-          ...(e.region === undefined ? {} : { region: e.region }),
-          ...(e.prefix === undefined ? {} : { prefix: e.prefix }),
-          ...(e.forcePathStyle === undefined ? {} : { forcePathStyle: e.forcePathStyle }),
-          ...(e.credentials === undefined ? {} : { credentials: e.credentials }),
-        }
-      : { kind: 'fs', root: e.root };
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -74,6 +62,6 @@ export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLO
     maxArchiveBytes: e.REGISTRY_MAX_ARCHIVE_BYTES,
     maxUnpackedBytes: e.REGISTRY_MAX_UNPACKED_BYTES,
     maxArchiveEntries: e.REGISTRY_MAX_ARCHIVE_ENTRIES,
-    blob,
+    blob: pickBlobStoreConfig(e),
   };
 }
