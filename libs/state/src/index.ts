@@ -11,4 +11,5 @@ export type {
   StateEventInput,
   StateLogger,
   StoredEvent,
+  WakeHint,
 } from './types';

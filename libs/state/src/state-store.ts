@@ -15,6 +15,7 @@ import type {
   StateEventInput,
   StateLogger,
   StoredEvent,
+  WakeHint,
 } from './types';
 import { type Waiter, WaiterRegistry } from './waiters';
 
@@ -33,7 +34,10 @@ export interface StateStore<Tx = Prisma.TransactionClient> {
   // Max index over `tables` (1 if none was written yet); with no tables, the global index.
   // Pass a transaction client to read it in the same snapshot as other reads.
   currentIndex(tables: readonly string[], db?: RawSqlClient): Promise<number>;
-  blockingQuery<T>(options: BlockingQueryOptions, run: () => Promise<BlockingResult<T>>): Promise<BlockingResult<T>>;
+  // `run` reads the answer; after a wake-up it gets the waking write's index (WakeHint), which
+  // it may report instead of reading the index again (none on the first read, or when all
+  // readers are woken without one: bus reconnect, unknown message, close).
+  blockingQuery<T>(options: BlockingQueryOptions, run: (hint?: WakeHint) => Promise<BlockingResult<T>>): Promise<BlockingResult<T>>;
   // Blocked readers currently registered (tests and metrics).
   waiterCount(): number;
   eventsAfter(index: number, options?: { limit?: number }): Promise<StoredEvent[]>;
@@ -146,7 +150,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
       hub.notify();
       return;
     }
-    waiters.wake(message.tables);
+    waiters.wake(message.tables, message.index);
     hub.notify(message.index);
   }
 
@@ -208,7 +212,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     return { index, result };
   }
 
-  async function blockingQuery<T>(query: BlockingQueryOptions, run: () => Promise<BlockingResult<T>>): Promise<BlockingResult<T>> {
+  async function blockingQuery<T>(query: BlockingQueryOptions, run: (hint?: WakeHint) => Promise<BlockingResult<T>>): Promise<BlockingResult<T>> {
     const { minIndex = 0, waitMs, tables, signal } = query;
     signal?.throwIfAborted();
     if (!(minIndex > 0)) return run();
@@ -224,25 +228,37 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     }
 
     let woken = false;
-    let resolveWait: ((outcome: 'woken' | 'timeout' | 'aborted') => void) | undefined;
+    // The highest write index announced since the last run(); undefined once any wake-up
+    // came without an index, so that run() reads the index itself.
+    let hint: WakeHint | undefined;
+    let hintless = false;
     const waiter: Waiter = {
       tables,
-      notify: () => {
+      notify: (index?: number) => {
         woken = true;
+        if (index === undefined || !Number.isSafeInteger(index) || index <= 0) hintless = true;
+        else if (!hint || index > hint.index) hint = { index };
         resolveWait?.('woken');
       },
     };
+    let resolveWait: ((outcome: 'woken' | 'timeout' | 'aborted') => void) | undefined;
     // Registered before the first read: a write committing after our read publishes after
     // its commit, so it reaches this waiter — no window where a change goes unnoticed.
     waiters.add(waiter);
     try {
+      let next: WakeHint | undefined;
       for (;;) {
         woken = false;
-        const result = await run();
+        hint = undefined;
+        hintless = false;
+        const result = await run(next);
         if (result.index > minIndex) return result;
         signal?.throwIfAborted();
         // A change landed while run() was reading: read again rather than sleep.
-        if (woken) continue;
+        if (woken) {
+          next = hintless ? undefined : hint;
+          continue;
+        }
         const remaining = deadline - Date.now();
         if (remaining <= 0 || closed) return result;
         const outcome = await new Promise<'woken' | 'timeout' | 'aborted'>((resolve) => {
@@ -269,6 +285,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
         });
         if (outcome === 'aborted') signal?.throwIfAborted();
         if (outcome === 'timeout') return result;
+        next = hintless ? undefined : hint;
       }
     } finally {
       resolveWait = undefined;

@@ -58,6 +58,18 @@ export interface BlockingQueryOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Why a blocked reader runs again: a write at `index` to one of its tables has committed
+ * (its wake-up is published after the commit, and writes commit in index order). Every
+ * write up to `index` is visible to a read started now, so the reader may answer with
+ * `index` — a lower bound of its tables' current index — instead of reading the index
+ * again. A lower bound is safe: a client polling again with it gets any later change at
+ * once; only an index above what the data shows could make a client skip a write.
+ */
+export interface WakeHint {
+  index: number;
+}
+
 export interface BlockingResult<T> {
   index: number;
   value: T;

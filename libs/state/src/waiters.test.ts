@@ -1,11 +1,13 @@
 import { type Waiter, WaiterRegistry } from './waiters';
 
-function waiter(tables: string[]): Waiter & { calls: number } {
+function waiter(tables: string[]): Waiter & { calls: number; indexes: Array<number | undefined> } {
   const w = {
     tables,
     calls: 0,
-    notify() {
+    indexes: [] as Array<number | undefined>,
+    notify(index?: number) {
       w.calls++;
+      w.indexes.push(index);
     },
   };
   return w;
@@ -24,6 +26,16 @@ describe('WaiterRegistry', () => {
     expect([jobs.calls, nodes.calls, both.calls]).toEqual([1, 0, 1]);
     registry.wakeAll();
     expect([jobs.calls, nodes.calls, both.calls]).toEqual([2, 1, 2]);
+  });
+
+  it("passes the waking write's index to each waiter, and none on wakeAll", () => {
+    const registry = new WaiterRegistry();
+    const jobs = waiter(['jobs']);
+    registry.add(jobs);
+    registry.wake(['jobs'], 7);
+    registry.wake(['jobs']);
+    registry.wakeAll();
+    expect(jobs.indexes).toEqual([7, undefined, undefined]);
   });
 
   it('forgets removed waiters and is safe when notify() removes the waiter', () => {

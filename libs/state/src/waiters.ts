@@ -4,7 +4,8 @@
 
 export interface Waiter {
   readonly tables: readonly string[];
-  notify(): void;
+  /** `index`: the write that woke it (absent when everyone is woken without one). */
+  notify(index?: number): void;
 }
 
 export class WaiterRegistry {
@@ -39,13 +40,13 @@ export class WaiterRegistry {
   }
 
   // notify() may unregister synchronously; iterate over a snapshot of each set.
-  wake(tables: readonly string[]): number {
+  wake(tables: readonly string[], index?: number): number {
     let woken = 0;
     for (const table of tables) {
       const set = this.byTable.get(table);
       if (!set) continue;
       for (const waiter of [...set]) {
-        waiter.notify();
+        waiter.notify(index);
         woken++;
       }
     }

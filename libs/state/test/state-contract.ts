@@ -263,6 +263,20 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         expect(store.waiterCount()).toBe(0);
       });
 
+      it("hands a woken reader the waking write's index as its hint (none on the first read)", async () => {
+        const { store } = ctx;
+        const hints: Array<number | undefined> = [];
+        const run = async (hint?: { index: number }) => {
+          hints.push(hint?.index);
+          return { index: hint ? hint.index : await store.currentIndex(['jobs']), value: null };
+        };
+        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, run));
+        await waitFor(() => store.waiterCount() === 1 && hints.length === 1, 3000, 'the reader to block');
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        expect((await read.promise).index).toBe(index);
+        expect(hints).toEqual([undefined, index]);
+      });
+
       it('is not released by a write to another table', async () => {
         const { store } = ctx;
         let runs = 0;
@@ -412,12 +426,73 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         }
       });
 
-      it('releases blocked readers when the store closes', async () => {
+      it('never lets a reader that answers with its wake-up hint skip a committed change while writers race', async () => {
+        const { store, db } = ctx;
+        const otherPrisma = createPrismaClient({ url: db.url, poolSize: 4 });
+        const otherStore = await ctx.makeStore({ prisma: otherPrisma as never });
+        try {
+          const writesPerClient = 25;
+          const last = 1 + 2 * writesPerClient;
+          const seen = new Set<number>();
+          const observedIndexes: number[] = [];
+          let hinted = 0;
+          // As the scheduler's reads do: a woken reader reports the waking write's index
+          // (a lower bound) and loads the data afterwards, which may already be newer.
+          const reader = (async () => {
+            let lastSeen = 1;
+            while (lastSeen < last) {
+              const result = await store.blockingQuery({ minIndex: lastSeen, waitMs: 1000, tables: ['race'] }, async (hint) => {
+                if (hint) hinted++;
+                const index = hint ? hint.index : await store.currentIndex(['race']);
+                const rows = await ctx.prisma.$queryRawUnsafe<{ index: bigint }[]>(
+                  `SELECT "index" FROM "scheduler"."event_log" WHERE "index" > $1 ORDER BY "index"`,
+                  lastSeen,
+                );
+                return { index, value: rows.map((r) => Number(r.index)) };
+              });
+              if (result.index <= lastSeen) continue;
+              // Everything up to the reported index must be in the answer.
+              for (let i = lastSeen + 1; i <= result.index; i++) expect(result.value).toContain(i);
+              observedIndexes.push(result.index);
+              for (const i of result.value) seen.add(i);
+              lastSeen = result.index;
+            }
+          })();
+          const writer = (s: StateStore, label: string) =>
+            Promise.all(
+              Array.from({ length: writesPerClient }, (_, i) =>
+                s.withWrite(['race'], async ({ emit, tx }) => {
+                  await tx.$executeRawUnsafe(`SELECT pg_sleep(${(Math.random() * 0.01).toFixed(4)})`);
+                  emit({ topic: 'Job', type: 'JobRegistered', key: `${label}-${i}`, namespace: 'default', payload: {} });
+                }),
+              ),
+            );
+          await Promise.all([writer(store, 'a'), writer(otherStore, 'b')]);
+          await reader;
+          expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 2 * writesPerClient }, (_, i) => i + 2));
+          for (let i = 1; i < observedIndexes.length; i++) expect(observedIndexes[i]!).toBeGreaterThan(observedIndexes[i - 1]!);
+          expect(observedIndexes[observedIndexes.length - 1]).toBe(last);
+          // The hint was actually used (the reader blocked and was woken at least once).
+          expect(hinted).toBeGreaterThan(0);
+        } finally {
+          await otherPrisma.$disconnect();
+        }
+      });
+
+      it('releases blocked readers when the store closes (without a hint: they read the index)', async () => {
         const store = await ctx.makeStore();
-        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, indexReader(store, ['jobs'])));
+        const hints: Array<number | undefined> = [];
+        const reader = indexReader(store, ['jobs']);
+        const read = track(
+          store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, (hint) => {
+            hints.push(hint?.index);
+            return reader();
+          }),
+        );
         await waitFor(() => store.waiterCount() === 1);
         await store.close();
         expect((await read.promise).index).toBe(1);
+        expect(hints).toEqual([undefined, undefined]);
         expect(store.waiterCount()).toBe(0);
       });
     });

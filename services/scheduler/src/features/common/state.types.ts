@@ -87,7 +87,10 @@ export function shareKey(...parts: ReadonlyArray<string | boolean | null | reado
 
 /**
  * A blocking read over `tables`: the index is read before the data, so a write that lands
- * between the two reads is seen again by the next blocking call rather than skipped.
+ * between the two reads is seen again by the next blocking call rather than skipped. A
+ * reader woken by a write uses that write's index instead (the store's WakeHint: every
+ * write up to it is visible to a load started now), which saves the woken readers an index
+ * query and a batch round before their load.
  *
  * `shareKey` names the question `load` answers (every input it depends on): concurrent
  * readers with the same key and index (the readers one write wakes) share one load instead
@@ -104,8 +107,8 @@ export function blockingRead<T>(
   const key = shareKey === undefined ? undefined : `${tables.join(',')}\0${shareKey}`;
   return s.state.blockingQuery(
     { minIndex: opts.minIndex, waitMs: opts.waitMs, tables, ...(opts.signal ? { signal: opts.signal } : {}) },
-    async () => {
-      const index = await batcher.read(tables);
+    async (hint) => {
+      const index = hint ? hint.index : await batcher.read(tables);
       const value = key === undefined ? await load(s.prisma, index) : await loads.get(key, index, () => load(s.prisma, index));
       return { index, value };
     },
