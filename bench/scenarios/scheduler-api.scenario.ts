@@ -11,7 +11,8 @@
 //   run's bare node:http floor (same clients, same response bytes, no scheduler) and the
 //   ratio between the two. Each op runs one scheduler round and one floor round.
 //
-// SCHEDULER_BENCH_JOBS / SCHEDULER_BENCH_WAITERS shrink it for a quick look.
+// SCHEDULER_BENCH_JOBS / SCHEDULER_BENCH_WAITERS shrink it for a quick look;
+// SCHEDULER_BENCH_WARMUP (default 2) sets the unrecorded warm-up rounds.
 import http from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
@@ -385,22 +386,33 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   // A client answered before the write's response arrived counts as 0 ms.
   const latencies = (times: number[]) => times.map((t) => Math.max(0, t)).sort((a, b) => a - b);
 
+  const roundP99s: string[] = [];
   // One op: a scheduler round, then a floor round under the same conditions.
-  const run = async (): Promise<void> => {
+  const op = async (record: boolean): Promise<void> => {
     const armedAt = index;
     const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.state.waiterCount() >= waiters, {
       Job: { ID: `wake-${n++}`, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] },
     });
     const lat = latencies(r.times);
-    perClient.push(...lat);
-    firsts.push(lat[0] ?? 0);
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
     floor.use(await sampleResponse(s.port, '/v1/jobs?prefix=wake-'));
     const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => floor.held() >= waiters, {})).times);
+    if (!record) return;
+    perClient.push(...lat);
+    firsts.push(lat[0] ?? 0);
     barePerClient.push(...b);
     bareFirsts.push(b[0] ?? 0);
+    roundP99s.push(`${percentile(lat, 99).toFixed(0)}/${percentile(b, 99).toFixed(0)}`);
   };
+  // Warm-up rounds (both servers) are not recorded: the first wake-ups run cold code (JIT,
+  // first Prisma/Redis use) and, with a few rounds per run, would be the whole p99 alone.
+  const warmupEnv = Number(process.env['SCHEDULER_BENCH_WARMUP'] ?? 2);
+  const warmup = Number.isInteger(warmupEnv) && warmupEnv >= 0 ? warmupEnv : 2;
+  const warmStarted = Date.now();
+  for (let i = 0; i < warmup; i++) await op(false);
+  if (warmup > 0) ctx.log(`scheduler-blocking-wakeup: ${warmup} warm-up rounds (not recorded) in ${Date.now() - warmStarted} ms`);
+  const run = (): Promise<void> => op(true);
   return {
     target: { kind: 'function', run, concurrency: 1 },
     async teardown() {
@@ -412,6 +424,7 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
         ctx.log(
           `scheduler-blocking-wakeup: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
         );
+        ctx.log(`scheduler-blocking-wakeup: p99 per round, scheduler/floor ms: ${roundP99s.join(' ')}`);
       }
       worker.postMessage({ type: 'close' });
       await worker.terminate();
