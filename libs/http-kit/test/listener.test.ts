@@ -1,7 +1,8 @@
+import express from 'express';
 import http from 'node:http';
 import net from 'node:net';
 import { z } from 'zod';
-import { createKitApp, createListener, definePath, mountPaths, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
+import { createKitApp, createListener, definePath, mountPaths, prototypeClassesFor, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
 import { RawClient } from './raw-http';
 import { capturedLogger, sampleTable } from './sample-table';
 
@@ -248,5 +249,72 @@ describe('createListener', () => {
         s.on('error', reject);
       }),
     ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('prototypeClassesFor (requests and responses born with the app prototypes)', () => {
+  it('gives an Express app classes whose instances already have its prototypes', () => {
+    const app = express();
+    const classes = prototypeClassesFor(app);
+    expect(classes).toBeDefined();
+    const socket = new net.Socket();
+    const req = new classes!.IncomingMessage(socket);
+    const res = new classes!.ServerResponse(req);
+    expect(Object.getPrototypeOf(req)).toBe(app.request);
+    expect(Object.getPrototypeOf(res)).toBe(app.response);
+    expect(req).toBeInstanceOf(http.IncomingMessage);
+    expect(res).toBeInstanceOf(http.ServerResponse);
+    // node:http's own constructor ran on them.
+    expect(res.statusCode).toBe(200);
+    expect(res.headersSent).toBe(false);
+    expect(req.headers).toEqual({});
+    socket.destroy();
+  });
+
+  it('leaves other request listeners to node:http defaults', () => {
+    expect(prototypeClassesFor((_req: http.IncomingMessage, _res: http.ServerResponse) => undefined)).toBeUndefined();
+    const fake = Object.assign(() => undefined, { request: {}, response: {} });
+    expect(prototypeClassesFor(fake)).toBeUndefined();
+    expect(prototypeClassesFor(undefined)).toBeUndefined();
+  });
+
+  it("makes Express's per-request Object.setPrototypeOf a no-op behind createListener (and only there)", async () => {
+    const app = express();
+    app.get('/p', (req, res) => {
+      res.json({ query: req.query, path: req.path, sameProto: Object.getPrototypeOf(res) === app.response });
+    });
+    const swapped: unknown[] = [];
+    const original = Object.setPrototypeOf;
+    Object.setPrototypeOf = ((o: object, p: object | null) => {
+      if (Object.getPrototypeOf(o) !== p) swapped.push(o);
+      return original(o, p);
+    }) as typeof Object.setPrototypeOf;
+    const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
+    const plain = http.createServer(app);
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    try {
+      const get = (port: number) =>
+        new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+          http
+            .get({ host: '127.0.0.1', port, path: '/p?a=1' }, (res) => {
+              let text = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => (text += c));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+            })
+            .on('error', reject);
+        });
+      const viaListener = await get(listener.port);
+      expect(viaListener).toEqual({ status: 200, body: { query: { a: '1' }, path: '/p', sameProto: true } });
+      expect(swapped).toHaveLength(0);
+      // Control: a plain node:http server hands Express objects it must re-prototype.
+      const viaPlain = await get((plain.address() as net.AddressInfo).port);
+      expect(viaPlain).toEqual(viaListener);
+      expect(swapped).toHaveLength(2);
+    } finally {
+      Object.setPrototypeOf = original;
+      plain.close();
+      await listener.close({ drainTimeoutMs: 100 });
+    }
   });
 });
