@@ -2,7 +2,7 @@ import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
 import { NotFoundError, type ErrorFlavour } from '@selfstack/errors';
-import { createKitApp, mountPaths } from '../src';
+import { API_HELMET, createKitApp, mountPaths } from '../src';
 import { capturedLogger, sampleTable } from './sample-table';
 
 describe('createKitApp', () => {
@@ -27,6 +27,21 @@ describe('createKitApp', () => {
     expect(res.headers['x-powered-by']).toBeUndefined();
     const off = createKitApp({ service: 's', logger, errorFlavour: 'registry', metrics: false, helmet: false }, () => {});
     expect((await request(off).get('/healthz')).headers['x-content-type-options']).toBeUndefined();
+  });
+
+  it('API_HELMET sends only the headers that mean something for a JSON API', async () => {
+    const { logger } = capturedLogger();
+    const app = createKitApp({ service: 's', logger, errorFlavour: 'registry', metrics: false, helmet: API_HELMET }, () => {});
+    const res = await request(app).get('/healthz');
+    expect(res.status).toBe(200);
+    const security = Object.keys(res.headers)
+      .filter((h) => !['content-type', 'content-length', 'etag', 'date', 'connection', 'keep-alive', 'x-request-id'].includes(h))
+      .sort();
+    expect(security).toEqual(['content-security-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options']);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
   });
 
   it('precomputed helmet headers equal what helmet itself sets; function directives stay dynamic', async () => {

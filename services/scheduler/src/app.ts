@@ -3,7 +3,7 @@
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { PrismaClient } from '@selfstack/db';
 import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
-import { createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
+import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
 import { aclPaths } from './features/acl/acl.paths';
@@ -108,6 +108,9 @@ export function buildApp(deps: AppDeps): Express {
       service: 'scheduler',
       logger: deps.logger,
       errorFlavour: 'nomad',
+      // JSON for programs only: helmet's API profile (every header is paid per response,
+      // 1,000 times when a write wakes 1,000 blocked readers).
+      helmet: API_HELMET,
       // Nomad clients often send JSON without a Content-Type.
       jsonWithoutContentType: true,
       ...(config.maxRequestBytes !== undefined ? { maxRequestBytes: config.maxRequestBytes } : {}),

@@ -12,6 +12,23 @@ afterAll(async () => {
   await h.close();
 });
 
+describe('response headers', () => {
+  it("carries the API security profile (helmet's API_HELMET), not the document-oriented headers", async () => {
+    const res = await request(h.app).get('/v1/jobs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+    for (const h of ['cross-origin-opener-policy', 'cross-origin-resource-policy', 'origin-agent-cluster', 'referrer-policy', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection']) {
+      expect(res.headers[h]).toBeUndefined();
+    }
+    expect(res.headers['x-scheduler-index']).toMatch(/^\d+$/);
+    expect(res.headers['x-nomad-knownleader']).toBe('true');
+    expect(res.headers['x-nomad-lastcontact']).toBe('0');
+  });
+});
+
 describe('job registration', () => {
   it('registers a job with Nomad defaults, a pending evaluation and index headers', async () => {
     const res = await request(h.app).put('/v1/jobs').send({ Job: minimalJob('api') });
