@@ -104,6 +104,21 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     if (!keyring) throw sealedError();
     return keyring;
   };
+
+  // Last known state of paths written optimistically (getGuarded/applyIf), so that the next
+  // write of a key can skip its read: the guard (exact stored ciphertext, random nonce, so
+  // no ABA) makes a stale entry cost one failed attempt, never a wrong write. Bounded (the
+  // oldest entry goes first), dropped on seal; any other write to a path forgets it.
+  const GUARD_CACHE_MAX = 4096;
+  const guards = new Map<string, { stored: Buffer | null; value: Buffer | null }>();
+  const remember = (path: string, stored: Buffer | null, value: Buffer | null): void => {
+    guards.delete(path);
+    guards.set(path, { stored, value });
+    if (guards.size > GUARD_CACHE_MAX) guards.delete(guards.keys().next().value as string);
+  };
+  const forgetPrefix = (prefix: string): void => {
+    for (const path of guards.keys()) if (path.startsWith(prefix)) guards.delete(path);
+  };
   const enc = (k: Keyring, path: string, value: Buffer): Buffer => {
     const key = k.keys.get(k.activeTerm) as Buffer;
     return seal(key, k.activeTerm, path, value);
@@ -114,16 +129,32 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     return open(key, path, value);
   };
 
-  const wrapTx = (k: Keyring, tx: RawEntryTx): StorageTx => ({
+  // `touched` collects what the transaction writes: the guard cache forgets it afterwards.
+  const wrapTx = (k: Keyring, tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): StorageTx => ({
     get: async (path, options) => {
       const v = await tx.get(path, options);
       return v === null ? null : dec(k, path, v);
     },
-    put: (path, value) => tx.put(path, enc(k, path, value)),
-    insert: (path, value) => tx.insert(path, enc(k, path, value)),
-    delete: (path) => tx.delete(path),
-    replace: (deletes, puts) => tx.replace(deletes, puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) }))),
-    deletePrefix: (prefix) => tx.deletePrefix(prefix),
+    put: (path, value) => {
+      touched.paths.push(path);
+      return tx.put(path, enc(k, path, value));
+    },
+    insert: (path, value) => {
+      touched.paths.push(path);
+      return tx.insert(path, enc(k, path, value));
+    },
+    delete: (path) => {
+      touched.paths.push(path);
+      return tx.delete(path);
+    },
+    replace: (deletes, puts) => {
+      touched.paths.push(...deletes, ...puts.map((p) => p.path));
+      return tx.replace(deletes, puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })));
+    },
+    deletePrefix: (prefix) => {
+      touched.prefixes.push(prefix);
+      return tx.deletePrefix(prefix);
+    },
     listPaths: (prefix) => tx.listPaths(prefix),
   });
 
@@ -161,7 +192,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
         keyring: seal(rootKey, 0, KEYRING_AAD, encodeKeyring(fresh)),
       };
       try {
-        await barrierStore.create(record, (tx) => setup(wrapTx(fresh, tx)));
+        await barrierStore.create(record, (tx) => setup(wrapTx(fresh, tx, { paths: [], prefixes: [] })));
       } catch (err) {
         if (err instanceof AlreadyInitializedError) throw badRequest('Vault is already initialized');
         throw err;
@@ -220,6 +251,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       if (keyring) for (const key of keyring.keys.values()) key.fill(0);
       keyring = null;
       progress = [];
+      guards.clear();
       for (const listener of sealListeners) listener();
     },
     onSeal: (listener) => void sealListeners.push(listener),
@@ -243,32 +275,52 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
         last: last === null ? null : { path: last.path, value: dec(k, last.path, last.value) },
       };
     },
-    async getGuarded(path) {
+    async getGuarded(path, options) {
       const k = ring();
+      const known = options?.cached ? guards.get(path) : undefined;
+      if (known) return { value: known.value, guard: { path, stored: known.stored } as unknown as EntryGuard, cached: true };
       const stored = await entryStore.get(path);
+      const value = stored === null ? null : dec(k, path, stored);
+      remember(path, stored, value);
       const guard: GuardState = { path, stored };
-      return { value: stored === null ? null : dec(k, path, stored), guard: guard as unknown as EntryGuard };
+      return { value, guard: guard as unknown as EntryGuard, cached: false };
     },
     async applyIf(path, guard, value, deletes, puts) {
       const k = ring();
       const g = guard as unknown as GuardState;
       if (g.path !== path) throw new Error(`applyIf: guard of ${g.path} used for ${path}`);
-      return entryStore.applyIf(
-        path,
-        g.stored,
-        enc(k, path, value),
-        deletes,
-        puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })),
-      );
+      const stored = enc(k, path, value);
+      let applied = false;
+      try {
+        applied = await entryStore.applyIf(
+          path,
+          g.stored,
+          stored,
+          deletes,
+          puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })),
+        );
+      } finally {
+        if (applied) remember(path, stored, value);
+        else guards.delete(path);
+      }
+      return applied;
     },
-    put: async (path, value) => entryStore.put(path, enc(ring(), path, value)),
-    insert: async (path, value) => entryStore.insert(path, enc(ring(), path, value)),
+    put: async (path, value) => {
+      guards.delete(path);
+      return entryStore.put(path, enc(ring(), path, value));
+    },
+    insert: async (path, value) => {
+      guards.delete(path);
+      return entryStore.insert(path, enc(ring(), path, value));
+    },
     delete: async (path) => {
       ring();
+      guards.delete(path);
       await entryStore.delete(path);
     },
     deletePrefix: async (prefix) => {
       ring();
+      forgetPrefix(prefix);
       return entryStore.deletePrefix(prefix);
     },
     listPaths: async (prefix) => {
@@ -278,11 +330,15 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     async transaction(fn) {
       for (let attempt = 1; ; attempt++) {
         const k = ring();
+        const touched = { paths: [] as string[], prefixes: [] as string[] };
         try {
-          return await entryStore.transaction((tx) => fn(wrapTx(k, tx)));
+          return await entryStore.transaction((tx) => fn(wrapTx(k, tx, touched)));
         } catch (err) {
           if (!(err instanceof EntryConflictError) || attempt >= MAX_TX_ATTEMPTS) throw err;
           await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));
+        } finally {
+          for (const path of touched.paths) guards.delete(path);
+          for (const prefix of touched.prefixes) forgetPrefix(prefix);
         }
       }
     },

@@ -99,8 +99,14 @@ export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
   get(path: string): Promise<Buffer | null>;
   getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
-  /** Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`. */
-  getGuarded(path: string): Promise<{ value: Buffer | null; guard: EntryGuard }>;
+  /**
+   * Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`.
+   * With `cached`, the state this process last read or wrote there through getGuarded /
+   * applyIf may be returned instead, without a round trip (`cached: true`): it may be stale
+   * (another replica wrote since), which `applyIf` detects. A caller must not answer an
+   * error decided on a cached state before confirming it with a fresh read.
+   */
+  getGuarded(path: string, options?: { cached?: boolean }): Promise<{ value: Buffer | null; guard: EntryGuard; cached: boolean }>;
   /**
    * Optimistic write (one round trip): if `path` is still as `guard` (from `getGuarded` of
    * the same path) saw it, writes `value` there, deletes `deletes` and inserts or replaces

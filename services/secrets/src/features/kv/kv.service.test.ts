@@ -54,7 +54,13 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     await barrier.submitUnsealKey(keys[0] as Buffer);
     let now = 1_000_000;
     const kv = createKvService({ storage: barrier, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) });
-    return { kv, stores, advance: (ms: number) => (now += ms), barrier };
+    // Another replica over the same storage (its own barrier, unsealed with the same key).
+    const replica = async () => {
+      const other = createBarrier({ barrierStore: stores.barrierStore, entryStore: stores.entryStore });
+      await other.submitUnsealKey(keys[0] as Buffer);
+      return { barrier: other, kv: createKvService({ storage: other, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) }) };
+    };
+    return { kv, stores, advance: (ms: number) => (now += ms), barrier, replica };
   }
 
   it('writes versions, prunes at max_versions, reads old versions', async () => {
@@ -196,6 +202,53 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
       expect(JSON.parse(r.data.text)).toEqual({ i });
     }
     expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 16 });
+  });
+
+  it('getGuarded({ cached }) returns what this process last read or wrote; a stale state only fails its guard', async () => {
+    const { barrier, replica } = await setup();
+    const read = await barrier.getGuarded('c/k');
+    expect(read).toMatchObject({ value: null, cached: false });
+    expect(await barrier.applyIf('c/k', read.guard, Buffer.from('v1'), [], [])).toBe(true);
+    // The applied state is remembered: no read, and its guard holds.
+    const known = await barrier.getGuarded('c/k', { cached: true });
+    expect(known).toMatchObject({ value: Buffer.from('v1'), cached: true });
+    expect(await barrier.applyIf('c/k', known.guard, Buffer.from('v2'), [], [])).toBe(true);
+    // Another replica writes: this process's remembered state is stale, its guard fails,
+    // nothing is written, and the next cached read goes to storage.
+    const other = await replica();
+    const theirs = await other.barrier.getGuarded('c/k');
+    expect(theirs.value).toEqual(Buffer.from('v2'));
+    expect(await other.barrier.applyIf('c/k', theirs.guard, Buffer.from('v3'), [], [])).toBe(true);
+    const stale = await barrier.getGuarded('c/k', { cached: true });
+    expect(stale).toMatchObject({ value: Buffer.from('v2'), cached: true });
+    expect(await barrier.applyIf('c/k', stale.guard, Buffer.from('lost'), [], [])).toBe(false);
+    expect(await barrier.get('c/k')).toEqual(Buffer.from('v3'));
+    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: Buffer.from('v3'), cached: false });
+    // Any other write forgets the path; so does sealing.
+    await barrier.getGuarded('c/k');
+    await barrier.put('c/k', Buffer.from('v4'));
+    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: Buffer.from('v4'), cached: false });
+    await barrier.transaction(async (tx) => tx.delete('c/k'));
+    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: null, cached: false });
+    barrier.seal();
+    await expect(barrier.getGuarded('c/k', { cached: true })).rejects.toThrow(/sealed/);
+  });
+
+  it('a KV write never answers from a stale remembered state: CAS is checked against storage', async () => {
+    const { kv, replica } = await setup();
+    await kv.write('m/', 'k', { n: 1 }, undefined);
+    const other = await replica();
+    await other.kv.write('m/', 'k', { n: 2 }, undefined);
+    // This process remembers version 1; the key is at 2. cas=2 is right and must apply.
+    await expect(kv.write('m/', 'k', { n: 3 }, 2)).resolves.toMatchObject({ version: 3 });
+    await other.kv.write('m/', 'k', { n: 4 }, 3);
+    // Remembered 3, actual 4: cas=3 is wrong (the error comes from a fresh read), cas=4 right.
+    await expect(kv.write('m/', 'k', { n: 5 }, 3)).rejects.toThrow(/check-and-set parameter did not match/);
+    await expect(kv.write('m/', 'k', { n: 5 }, 4)).resolves.toMatchObject({ version: 5 });
+    const r = await other.kv.read('m/', 'k', 0);
+    if (r instanceof StatusResponse) throw new Error('unexpected status');
+    expect(JSON.parse(r.data.text)).toEqual({ n: 5 });
+    expect(r.metadata).toMatchObject({ version: 5 });
   });
 
   it('getGuarded/applyIf: byte-exact guard, no ABA, all or nothing', async () => {

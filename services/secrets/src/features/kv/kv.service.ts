@@ -340,9 +340,22 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       // Optimistic: unlocked read, then one conditional statement that applies only if the
       // metadata row is unchanged (2 round trips). A lost race re-reads; after
       // OPTIMISTIC_ATTEMPTS lost races the locking transaction guarantees progress.
+      // The first attempt may start from the state this process last saw (no read at all);
+      // a stale one fails its guard like a lost race, and a CAS error found on it is only
+      // answered after a fresh read agrees.
       for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-        const { value, guard } = await storage.getGuarded(mp);
-        const meta = parseMeta(value);
+        const seen = await storage.getGuarded(mp, { cached: attempt === 0 });
+        let { guard } = seen;
+        let meta = parseMeta(seen.value);
+        if (seen.cached) {
+          try {
+            checkCas(meta, config, cas);
+          } catch {
+            const fresh = await storage.getGuarded(mp);
+            guard = fresh.guard;
+            meta = parseMeta(fresh.value);
+          }
+        }
         checkCas(meta, config, cas);
         const plan = planVersion(prefix, key, meta, config, text);
         if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) return plan.info;
