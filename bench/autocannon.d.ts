@@ -6,6 +6,8 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** Called before each send of this request; returns what to send. */
+    setupRequest?: (req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
   }
   interface AutocannonOptions {
     url: string;

@@ -1,4 +1,5 @@
-import { measureFunction, percentile } from './measure';
+import http from 'node:http';
+import { measureFunction, measureHttp, percentile } from './measure';
 import { discoverScenarios, formatReport, ratios, type BenchReport } from './run';
 
 describe('bench statistics', () => {
@@ -35,6 +36,30 @@ describe('bench statistics', () => {
     // the lower bound is loose because shared CI machines stretch timers.
     expect(figures.reqPerSec).toBeLessThanOrEqual(800);
     expect(figures.reqPerSec).toBeGreaterThan(20);
+  });
+});
+
+describe('measureHttp', () => {
+  it('sends a path computed per request when the spec has pathFor', async () => {
+    const seen = new Map<string, number>();
+    const server = http.createServer((req, res) => {
+      seen.set(req.url ?? '', (seen.get(req.url ?? '') ?? 0) + 1);
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      let n = 0;
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const figures = await measureHttp(
+        { kind: 'http', url, requests: [{ method: 'GET', path: '/fixed', pathFor: () => `/k-${n++ % 3}` }] },
+        { durationMs: 1000, connections: 2 },
+      );
+      expect(figures.failures).toBe(0);
+      expect([...seen.keys()].sort()).toEqual(['/k-0', '/k-1', '/k-2']);
+      expect(seen.has('/fixed')).toBe(false);
+    } finally {
+      server.close();
+    }
   });
 });
 

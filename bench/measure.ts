@@ -34,6 +34,7 @@ export async function measureHttp(
             ...(r.method ? { method: r.method } : {}),
             ...(r.headers ? { headers: { ...r.headers } } : {}),
             ...(r.body !== undefined ? { body: r.body } : {}),
+            ...(r.pathFor ? { setupRequest: (req: { path?: string }) => ({ ...req, path: r.pathFor!() }) } : {}),
           })),
         }
       : {}),

@@ -19,6 +19,8 @@ export interface HttpRequestSpec {
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** Computes the path anew for every request sent (e.g. a random key); overrides `path`. */
+  readonly pathFor?: () => string;
 }
 
 export type Target =
