@@ -3,12 +3,12 @@
 // decryption, PostgreSQL) at the run's connection count (32 by default), reported as
 // ratios to the same-run bare node:http server.
 import { randomBytes, randomInt } from 'node:crypto';
-import { Pool } from 'pg';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/secrets/src/app';
+import { createEntryPool } from '../../services/secrets/src/features/barrier/barrier.store';
 import { defaultListener, envSchema } from '../../services/secrets/src/config';
 import { createSecretsServices } from '../../services/secrets/src/services';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
@@ -28,7 +28,9 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   const db = await createBenchDatabase(ctx.databaseUrl, 'secrets');
   const { name, url } = db;
   const prisma = createPrismaClient({ url, poolSize: 2 });
-  const pool = new Pool({ connectionString: url, max: 16 });
+  // As main.ts does: the pool's 'error' listener keeps an idle connection ended by the
+  // database (teardown's DROP DATABASE ... WITH (FORCE)) from crashing the bench process.
+  const pool = createEntryPool({ url, max: 16 });
   const bus = createMemoryBus();
   const services = createSecretsServices({ prisma, pool, bus });
   await services.start();
