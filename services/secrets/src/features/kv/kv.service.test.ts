@@ -7,7 +7,7 @@ import { createBarrier, type Barrier } from '../barrier/barrier.service';
 import type { EntryStore } from '../barrier/barrier.types';
 import { hmacHex } from '../barrier/salt';
 import { metaPath } from './kv-layout';
-import { childrenOf, createKvService, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
+import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
 
 describe('KV helpers', () => {
   it('mergePatch follows RFC 7396', () => {
@@ -42,6 +42,47 @@ describe('KV helpers', () => {
   it('splices raw JSON verbatim', () => {
     expect(stringifyWithRaw({ a: new RawJson('{"z":1,"a":2}'), b: [new RawJson('3')] })).toBe('{"a":{"z":1,"a":2},"b":[3]}');
     expect(JSON.stringify({ a: new RawJson('{"x":1}') })).toBe('{"a":{"x":1}}');
+  });
+});
+
+describe('KeyedQueue', () => {
+  it('runs calls of one key in order, other keys alongside, and forgets settled keys', async () => {
+    const q = new KeyedQueue();
+    const log: string[] = [];
+    const gates: Record<string, () => void> = {};
+    const step = (name: string) => () =>
+      new Promise<string>((resolve) => {
+        log.push(`start ${name}`);
+        gates[name] = () => {
+          log.push(`end ${name}`);
+          resolve(name);
+        };
+      });
+    const a1 = q.run('a', step('a1'));
+    const a2 = q.run('a', step('a2'));
+    const b1 = q.run('b', step('b1'));
+    await new Promise((r) => setImmediate(r));
+    // a2 waits for a1; b1 runs at once.
+    expect(log).toEqual(['start a1', 'start b1']);
+    gates.b1!();
+    gates.a1!();
+    await expect(a1).resolves.toBe('a1');
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2']);
+    gates.a2!();
+    await expect(Promise.all([a2, b1])).resolves.toEqual(['a2', 'b1']);
+    await new Promise((r) => setImmediate(r));
+    expect(q.size).toBe(0);
+  });
+
+  it('a failed call does not block the next one of its key', async () => {
+    const q = new KeyedQueue();
+    const failed = q.run('k', async () => {
+      throw new Error('boom');
+    });
+    const next = q.run('k', async () => 'ok');
+    await expect(failed).rejects.toThrow('boom');
+    await expect(next).resolves.toBe('ok');
   });
 });
 
@@ -178,11 +219,12 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
       await kvRef.write('m/', 'k', { other: true }, undefined);
       inside = false;
     });
-    const { kv, barrier } = await setup(race.wrap);
+    const { kv, barrier, replica } = await setup(race.wrap);
     await kv.write('m/', 'k', { a: 1 }, undefined);
     race.attach(barrier);
     race.calls.applyIf = 0;
-    kvRef = kv;
+    // The other writer is another replica (writes of one key from this process queue).
+    kvRef = (await replica()).kv;
     await expect(kv.write('m/', 'k', { a: 2 }, 1)).rejects.toMatchObject({
       status: 400,
       messages: ['check-and-set parameter did not match the current version'],

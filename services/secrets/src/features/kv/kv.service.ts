@@ -152,8 +152,38 @@ function versionInfo(meta: KeyMetadata, version: number, v: VersionMeta): Versio
   };
 }
 
+/**
+ * Runs calls with the same key one after another (FIFO, whatever each outcome), calls with
+ * different keys concurrently; nothing is kept for a key once its last call settled.
+ */
+export class KeyedQueue {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  get size(): number {
+    return this.tails.size;
+  }
+
+  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key);
+    const result = previous ? previous.then(fn) : fn();
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
+  }
+}
+
 export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus; hash: (key: string) => string }): KvService {
   const { storage, clock, bus, hash } = deps;
+  // Optimistic writes of one key from this process queue behind each other instead of
+  // racing: each then starts from the state the previous one wrote (no read, no lost
+  // attempt); only writers in other replicas can still make a guard fail.
+  const keyWrites = new KeyedQueue();
   const configs = new Map<string, KvConfig>();
   let generation = 0;
   const drop = (prefix: string | null): void => {
@@ -291,6 +321,37 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     return { meta, version: current, data };
   }
 
+  async function writeVersion(prefix: string, key: string, mp: string, config: KvConfig, text: string, cas: number | undefined): Promise<VersionInfo> {
+    // Optimistic: unlocked read, then one conditional statement that applies only if the
+    // metadata row is unchanged (2 round trips). A lost race re-reads; after
+    // OPTIMISTIC_ATTEMPTS lost races the locking transaction guarantees progress.
+    // The first attempt may start from the state this process last saw (no read at all);
+    // a stale one fails its guard like a lost race, and a CAS error found on it is only
+    // answered after a fresh read agrees.
+    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      const seen = await storage.getGuarded(mp, { cached: attempt === 0 });
+      let { guard } = seen;
+      let meta = parseMeta(seen.value);
+      if (seen.cached) {
+        try {
+          checkCas(meta, config, cas);
+        } catch {
+          const fresh = await storage.getGuarded(mp);
+          guard = fresh.guard;
+          meta = parseMeta(fresh.value);
+        }
+      }
+      checkCas(meta, config, cas);
+      const plan = planVersion(prefix, key, meta, config, text);
+      if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) return plan.info;
+    }
+    return storage.transaction(async (tx) => {
+      const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
+      checkCas(meta, config, cas);
+      return addVersion(tx, prefix, key, meta, config, text);
+    });
+  }
+
   return {
     async v1Read(prefix, key) {
       const raw = await storage.get(v1Path(prefix, key));
@@ -337,34 +398,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const config = await readConfig(prefix);
       const text = canonicalJson(data);
       const mp = metaPath(prefix, key);
-      // Optimistic: unlocked read, then one conditional statement that applies only if the
-      // metadata row is unchanged (2 round trips). A lost race re-reads; after
-      // OPTIMISTIC_ATTEMPTS lost races the locking transaction guarantees progress.
-      // The first attempt may start from the state this process last saw (no read at all);
-      // a stale one fails its guard like a lost race, and a CAS error found on it is only
-      // answered after a fresh read agrees.
-      for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-        const seen = await storage.getGuarded(mp, { cached: attempt === 0 });
-        let { guard } = seen;
-        let meta = parseMeta(seen.value);
-        if (seen.cached) {
-          try {
-            checkCas(meta, config, cas);
-          } catch {
-            const fresh = await storage.getGuarded(mp);
-            guard = fresh.guard;
-            meta = parseMeta(fresh.value);
-          }
-        }
-        checkCas(meta, config, cas);
-        const plan = planVersion(prefix, key, meta, config, text);
-        if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) return plan.info;
-      }
-      return storage.transaction(async (tx) => {
-        const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
-        checkCas(meta, config, cas);
-        return addVersion(tx, prefix, key, meta, config, text);
-      });
+      return keyWrites.run(mp, () => writeVersion(prefix, key, mp, config, text, cas));
     },
 
     async patch(prefix, key, patch, cas) {
