@@ -56,7 +56,8 @@ migrate: install generate
 
 bench: install generate
 	# Scenarios use the Redis bus as deployed (blocking-query wake-ups, cache invalidation).
-	REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379}" npx tsx bench/run.ts
+	# ... and the runtime image's heap setting (infra/docker/Dockerfile NODE_OPTIONS).
+	REDIS_URL="$${REDIS_URL:-redis://127.0.0.1:6379}" NODE_OPTIONS="$${NODE_OPTIONS:---max-semi-space-size=32}" npx tsx bench/run.ts
 
 build: install generate
 	npx tsx scripts/build.ts

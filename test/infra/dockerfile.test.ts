@@ -107,6 +107,8 @@ describe('infra/docker/Dockerfile', () => {
     const rt = stage('runtime');
     expect(rt.body.some((i) => i.op === 'ARG' && /^SERVICE(=|$)/.test(i.args))).toBe(true);
     expect(rt.body.some((i) => i.op === 'ENV' && /SERVICE=\$\{SERVICE\}/.test(i.args))).toBe(true);
+    // The runtime heap setting the benchmarks run with (Makefile `bench`).
+    expect(rt.body.some((i) => i.op === 'ENV' && /NODE_OPTIONS=--max-semi-space-size=32\b/.test(i.args))).toBe(true);
     const cmd = rt.body.filter((i) => i.op === 'CMD').at(-1)!;
     const argv = JSON.parse(cmd.args) as string[];
     expect(argv.join(' ')).toContain('exec node "dist/${SERVICE}/main.js"');
