@@ -7,9 +7,9 @@
 // also only knows how to run as a user literally called `postgres` when started as root.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdir, readFile, readdir, stat, chmod, lstat } from 'node:fs/promises';
+import { chown, cp, mkdir, readFile, readdir, rename, rm, stat, chmod, lstat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { arch, platform } from 'node:os';
+import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
@@ -96,6 +96,48 @@ async function assertTraversable(dir: string, runAs: RunAs): Promise<void> {
       );
     }
   }
+}
+
+async function isTraversable(path: string, runAs: RunAs): Promise<boolean> {
+  try {
+    await assertTraversable(path, runAs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A copy of the package's `native` tree (bin/, lib/, share/) that any user can reach, for a
+ * checkout the unprivileged user cannot enter (cloned under /root or into a mkdtemp
+ * directory, both 0700): `/tmp/selfstack-postgres-<platform>-<arch>-<version>`, copied once
+ * and reused; a copy not owned by us or writable by others is never used.
+ */
+export async function stagePostgresNative(native: string, root: string = tmpdir()): Promise<string> {
+  const version = (JSON.parse(await readFile(join(native, '..', 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  const target = join(root, `selfstack-postgres-${platform()}-${arch()}-${version}`);
+  const uid = process.getuid?.() ?? -1;
+  const usable = async (dir: string): Promise<boolean> => {
+    if (!existsSync(join(dir, '.complete'))) return false;
+    const st = await stat(dir);
+    return st.uid === uid && (st.mode & 0o022) === 0;
+  };
+  if (await usable(target)) return target;
+  const partial = `${target}.${process.pid}.${Date.now()}.tmp`;
+  await rm(partial, { recursive: true, force: true });
+  await cp(native, partial, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  await chmod(partial, 0o755);
+  await writeFile(join(partial, '.complete'), '');
+  if (existsSync(target)) {
+    // Another run's copy (or a stale one we may not use): keep ours under its own name.
+    if (await usable(target)) {
+      await rm(partial, { recursive: true, force: true });
+      return target;
+    }
+    return partial;
+  }
+  await rename(partial, target);
+  return target;
 }
 
 async function chownTree(path: string, uid: number, gid: number): Promise<void> {
@@ -215,8 +257,14 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => undefined);
   const dataDir = resolve(options.dataDir);
-  const bins = postgresBinaries();
+  let bins = postgresBinaries();
   const runAs = await resolveRunAs(log);
+  if (runAs && !(await isTraversable(bins.initdb, runAs))) {
+    const native = resolve(dirname(bins.initdb), '..');
+    const staged = await stagePostgresNative(native);
+    log(`user "${runAs.user}" cannot reach ${native}; running PostgreSQL from a copy in ${staged}`);
+    bins = { initdb: join(staged, 'bin', 'initdb'), postgres: join(staged, 'bin', 'postgres') };
+  }
 
   await mkdir(dataDir, { recursive: true });
   // Postgres insists on 0700 (or 0750) for its data directory.

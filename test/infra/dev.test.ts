@@ -1,5 +1,6 @@
 // The database-free parts of `make dev` (scripts/dev-services.ts).
-import { readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parseHcl } from '@selfstack/config';
@@ -14,6 +15,7 @@ import {
   prefixLines,
   renderControllerHcl,
 } from '../../scripts/dev-services';
+import { stagePostgresNative } from '../../scripts/dev-postgres';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -118,5 +120,51 @@ describe('output helpers', () => {
 
   it('formats a table with aligned columns', () => {
     expect(formatTable(['a', 'bb'], [['long value', 'x'], ['y', '']])).toBe('a           bb\n----------  --\nlong value  x\ny');
+  });
+});
+
+describe('embedded PostgreSQL binaries outside a checkout the unprivileged user cannot enter', () => {
+  // A fake package: <pkg>/package.json and <pkg>/native/{bin/initdb, lib/x.so}.
+  function fakePackage(): { native: string; root: string; cleanup(): void } {
+    const base = mkdtempSync(join(tmpdir(), 'selfstack-stage-test-')); // 0700, like a mkdtemp clone
+    const pkg = join(base, 'pkg');
+    mkdirSync(join(pkg, 'native', 'bin'), { recursive: true });
+    mkdirSync(join(pkg, 'native', 'lib'), { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ version: `9.9.${process.pid}` }));
+    writeFileSync(join(pkg, 'native', 'bin', 'initdb'), '#!/bin/sh\necho initdb\n', { mode: 0o755 });
+    writeFileSync(join(pkg, 'native', 'lib', 'x.so'), 'lib', { mode: 0o644 });
+    const root = mkdtempSync(join(tmpdir(), 'selfstack-stage-root-'));
+    chmodSync(root, 0o755);
+    return { native: join(pkg, 'native'), root, cleanup: () => [base, root].forEach((d) => rmSync(d, { recursive: true, force: true })) };
+  }
+
+  it('copies the native tree once to a directory anyone can enter, keeping modes, and reuses it', async () => {
+    const f = fakePackage();
+    try {
+      const staged = await stagePostgresNative(f.native, f.root);
+      expect(staged).toBe(join(f.root, `selfstack-postgres-${process.platform}-${process.arch}-9.9.${process.pid}`));
+      expect(statSync(staged).mode & 0o777).toBe(0o755);
+      expect(statSync(join(staged, 'bin', 'initdb')).mode & 0o777).toBe(0o755);
+      expect(readFileSync(join(staged, 'lib', 'x.so'), 'utf8')).toBe('lib');
+      const stamp = statSync(join(staged, '.complete')).mtimeMs;
+      expect(await stagePostgresNative(f.native, f.root)).toBe(staged);
+      expect(statSync(join(staged, '.complete')).mtimeMs).toBe(stamp);
+    } finally {
+      f.cleanup();
+    }
+  });
+
+  it('never uses a copy that others can write to', async () => {
+    const f = fakePackage();
+    try {
+      const first = await stagePostgresNative(f.native, f.root);
+      chmodSync(first, 0o777);
+      const second = await stagePostgresNative(f.native, f.root);
+      expect(second).not.toBe(first);
+      expect(statSync(second).mode & 0o022).toBe(0);
+      expect(existsSync(join(second, 'bin', 'initdb'))).toBe(true);
+    } finally {
+      f.cleanup();
+    }
   });
 });
