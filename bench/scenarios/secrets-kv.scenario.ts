@@ -28,9 +28,10 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   const db = await createBenchDatabase(ctx.databaseUrl, 'secrets');
   const { name, url } = db;
   const prisma = createPrismaClient({ url, poolSize: 2 });
-  // As main.ts does: the pool's 'error' listener keeps an idle connection ended by the
-  // database (teardown's DROP DATABASE ... WITH (FORCE)) from crashing the bench process.
-  const pool = createEntryPool({ url, max: 16 });
+  // As main.ts does, with its default size: the pool's 'error' listener keeps an idle
+  // connection ended by the database (teardown's DROP DATABASE ... WITH (FORCE)) from
+  // crashing the bench process.
+  const pool = createEntryPool({ url, max: envSchema.parse({}).SECRETS_DB_POOL });
   const bus = createMemoryBus();
   const services = createSecretsServices({ prisma, pool, bus });
   await services.start();
