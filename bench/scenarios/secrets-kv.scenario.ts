@@ -31,7 +31,8 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   // As main.ts does, with its default size: the pool's 'error' listener keeps an idle
   // connection ended by the database (teardown's DROP DATABASE ... WITH (FORCE)) from
   // crashing the bench process.
-  const pool = createEntryPool({ url, max: envSchema.parse({}).SECRETS_DB_POOL });
+  const defaults = envSchema.parse({});
+  const pool = createEntryPool({ url, max: defaults.SECRETS_DB_POOL });
   const bus = createMemoryBus();
   const services = createSecretsServices({ prisma, pool, bus });
   await services.start();
@@ -43,7 +44,7 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   await services.kv.write(prefix, 'bench/read', { username: 'app', password: randomBytes(16).toString('hex'), port: 5432 }, undefined);
   // Silent: requests cut off when the run ends would log noise over the result table.
   const logger = createLogger({ service: 'secrets-bench', silent: true });
-  const app = buildApp({ services, logger, listener: defaultListener(envSchema.parse({})), requestLog: false });
+  const app = buildApp({ services, logger, listener: defaultListener(defaults), requestLog: false });
   const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
   ctx.log(`secrets service on ${listener.url} (database ${name})`);
   return {

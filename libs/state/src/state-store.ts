@@ -101,26 +101,24 @@ async function raceDeadline(promise: Promise<void>, deadline: number, signal?: A
 // in one go right after sending their shared query, before its result could be read (so
 // before any of them answered); in chunks, I/O that arrives meanwhile runs in between.
 const RELEASE_CHUNK = 64;
-let pendingReleases: Array<() => void> = [];
+const pendingReleases: Array<() => void> = [];
 let releaseScheduled = false;
+
+function scheduleReleases(): void {
+  if (releaseScheduled || pendingReleases.length === 0) return;
+  releaseScheduled = true;
+  setImmediate(runReleases);
+}
 
 function runReleases(): void {
   releaseScheduled = false;
-  const batch = pendingReleases.length > RELEASE_CHUNK ? pendingReleases.splice(0, RELEASE_CHUNK) : pendingReleases;
-  if (batch === pendingReleases) pendingReleases = [];
-  for (const release of batch) release();
-  if (pendingReleases.length > 0 && !releaseScheduled) {
-    releaseScheduled = true;
-    setImmediate(runReleases);
-  }
+  for (const release of pendingReleases.splice(0, RELEASE_CHUNK)) release();
+  scheduleReleases();
 }
 
 function deferRelease(release: () => void): void {
   pendingReleases.push(release);
-  if (!releaseScheduled) {
-    releaseScheduled = true;
-    setImmediate(runReleases);
-  }
+  scheduleReleases();
 }
 
 function parseWakeMessage(raw: string): WakeMessage | undefined {

@@ -107,6 +107,19 @@ export function setupStateTest(makeBus: () => Bus): StateTestContext {
   return ctx;
 }
 
+// `count` concurrent writes to table 'race', one event each; every transaction dawdles so
+// that commits would reorder without the counter lock.
+function racingWrites(store: StateStore, label: string, count: number) {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      store.withWrite(['race'], async ({ emit, tx }) => {
+        await tx.$executeRawUnsafe(`SELECT pg_sleep(${(Math.random() * 0.01).toFixed(4)})`);
+        emit({ topic: 'Job', type: 'JobRegistered', key: `${label}-${i}`, namespace: 'default', payload: {} });
+      }),
+    ),
+  );
+}
+
 // A blocking read of `tables` whose answer is the table index itself.
 function indexReader(store: StateStore, tables: string[]) {
   return async () => ({ index: await store.currentIndex(tables), value: null });
@@ -402,17 +415,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
               lastSeen = result.index;
             }
           })();
-          const writer = (s: StateStore, label: string) =>
-            Promise.all(
-              Array.from({ length: writesPerClient }, (_, i) =>
-                s.withWrite(['race'], async ({ emit, tx }) => {
-                  // Dawdle inside the transaction so commits would reorder without the lock.
-                  await tx.$executeRawUnsafe(`SELECT pg_sleep(${(Math.random() * 0.01).toFixed(4)})`);
-                  emit({ topic: 'Job', type: 'JobRegistered', key: `${label}-${i}`, namespace: 'default', payload: {} });
-                }),
-              ),
-            );
-          const [a, b] = await Promise.all([writer(store, 'a'), writer(otherStore, 'b')]);
+          const [a, b] = await Promise.all([racingWrites(store, 'a', writesPerClient), racingWrites(otherStore, 'b', writesPerClient)]);
           stop = true;
           await reader;
           const written = [...a!, ...b!].map((w) => w.index).sort((x, y) => x - y);
@@ -458,16 +461,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
               lastSeen = result.index;
             }
           })();
-          const writer = (s: StateStore, label: string) =>
-            Promise.all(
-              Array.from({ length: writesPerClient }, (_, i) =>
-                s.withWrite(['race'], async ({ emit, tx }) => {
-                  await tx.$executeRawUnsafe(`SELECT pg_sleep(${(Math.random() * 0.01).toFixed(4)})`);
-                  emit({ topic: 'Job', type: 'JobRegistered', key: `${label}-${i}`, namespace: 'default', payload: {} });
-                }),
-              ),
-            );
-          await Promise.all([writer(store, 'a'), writer(otherStore, 'b')]);
+          await Promise.all([racingWrites(store, 'a', writesPerClient), racingWrites(otherStore, 'b', writesPerClient)]);
           await reader;
           expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 2 * writesPerClient }, (_, i) => i + 2));
           for (let i = 1; i < observedIndexes.length; i++) expect(observedIndexes[i]!).toBeGreaterThan(observedIndexes[i - 1]!);
