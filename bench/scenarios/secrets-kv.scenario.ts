@@ -1,9 +1,12 @@
 // Issue 3, item 9: KV v2 read and write through the whole secrets service (Express app
 // from buildApp, the production listener with LIST support, token + ACL + barrier
-// decryption, PostgreSQL) at the run's connection count (32 by default), reported as
-// ratios to the same-run bare node:http server.
+// decryption, the physical cache, PostgreSQL, the Redis bus when REDIS_URL is set) at the
+// run's connection count (32 by default), reported as ratios to the same-run bare
+// node:http server. Reads pick a random one of 1,000 keys per request (as vault-benchmark's
+// kvv2_read does), once with the physical cache as deployed and once with it disabled
+// (SECRETS_CACHE_MB=0: every read is a Postgres round trip).
 import { randomBytes, randomInt } from 'node:crypto';
-import { createMemoryBus } from '@selfstack/bus';
+import { createMemoryBus, createRedisBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
@@ -15,6 +18,7 @@ import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } fro
 import { createBenchDatabase } from '../bench-database';
 
 const WRITE_KEYS = 64;
+const READ_KEYS = 1000;
 
 
 
@@ -24,7 +28,7 @@ interface Running {
   teardown(): Promise<void>;
 }
 
-async function startSecrets(ctx: ScenarioContext): Promise<Running> {
+async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; readKeys: number }): Promise<Running> {
   const db = await createBenchDatabase(ctx.databaseUrl, 'secrets');
   const { name, url } = db;
   const prisma = createPrismaClient({ url, poolSize: 2 });
@@ -33,15 +37,33 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   // crashing the bench process.
   const defaults = envSchema.parse({});
   const pool = createEntryPool({ url, max: defaults.SECRETS_DB_POOL });
-  const bus = createMemoryBus();
-  const services = createSecretsServices({ prisma, pool, bus });
+  // Redis as deployed when REDIS_URL is set (make bench sets it): writes publish the
+  // physical cache's invalidations there. The cache as configured by default.
+  const redisUrl = process.env['REDIS_URL'];
+  const bus = redisUrl
+    ? createRedisBus({ url: redisUrl, prefix: `bench:${name}:`, logger: createLogger({ service: 'secrets-bench', level: 'error' }) })
+    : createMemoryBus();
+  const cacheMb = options.cache ? defaults.SECRETS_CACHE_MB : 0;
+  ctx.log(`secrets: bus ${redisUrl ? 'Redis' : 'in memory'}, physical cache ${cacheMb > 0 ? `${cacheMb} MiB` : 'disabled'}`);
+  const services = createSecretsServices({
+    prisma,
+    pool,
+    bus,
+    cache: { maxBytes: cacheMb * 1024 * 1024, ttlMs: defaults.SECRETS_CACHE_TTL },
+  });
   await services.start();
   const init = await services.sys.initialize(1, 1);
   await services.sys.unseal(init.keys[0] as string, false);
   const mount = services.mounts.match('secret/data/x');
   if (!mount) throw new Error('secret/ is not mounted');
   const prefix = `logical/${mount.uuid}/`;
-  await services.kv.write(prefix, 'bench/read', { username: 'app', password: randomBytes(16).toString('hex'), port: 5432 }, undefined);
+  for (let i = 0; i < options.readKeys; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, options.readKeys - i) }, (_, j) =>
+        services.kv.write(prefix, `bench/read-${i + j}`, { username: 'app', password: randomBytes(16).toString('hex'), port: 5432 }, undefined),
+      ),
+    );
+  }
   // Silent: requests cut off when the run ends would log noise over the result table.
   const logger = createLogger({ service: 'secrets-bench', silent: true });
   const app = buildApp({ services, logger, listener: defaultListener(defaults), requestLog: false });
@@ -60,16 +82,24 @@ async function startSecrets(ctx: ScenarioContext): Promise<Running> {
   };
 }
 
-async function readScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
-  const s = await startSecrets(ctx);
-  return {
-    target: { kind: 'http', url: s.url, requests: [{ method: 'GET', path: '/v1/secret/data/bench/read', headers: { 'X-Vault-Token': s.token } }] },
-    teardown: s.teardown,
+function readScenario(cache: boolean) {
+  return async (ctx: ScenarioContext): Promise<ScenarioInstance> => {
+    const s = await startSecrets(ctx, { cache, readKeys: READ_KEYS });
+    // A fixed list (autocannon builds each request once; a per-request path would be
+    // rebuilt on every send, ~10 % of this process and a longer tail, all on the client
+    // side), each key once, shuffled.
+    const order = Array.from({ length: READ_KEYS }, (_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = randomInt(i + 1);
+      [order[i], order[j]] = [order[j] as number, order[i] as number];
+    }
+    const requests: HttpRequestSpec[] = order.map((i) => ({ method: 'GET', path: `/v1/secret/data/bench/read-${i}`, headers: { 'X-Vault-Token': s.token } }));
+    return { target: { kind: 'http', url: s.url, requests }, teardown: s.teardown };
   };
 }
 
 async function writeScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
-  const s = await startSecrets(ctx);
+  const s = await startSecrets(ctx, { cache: true, readKeys: 0 });
   // Each request writes a random one of 64 keys, as vault-benchmark's kvv2_write does
   // (numkvs): a new version (pruned at 10) per request. (A fixed list of 64 requests would
   // be sent in the same order by every autocannon connection, so all 32 would start on the
@@ -89,9 +119,15 @@ async function writeScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
 export const scenarios: Scenario[] = [
   {
     name: 'secrets-kv2-read',
-    description: 'secrets: GET /v1/secret/data/<key> (token, ACL, barrier decrypt, Postgres), KV v2',
+    description: `secrets: GET /v1/secret/data/<key>, a random one of ${READ_KEYS} keys (token, ACL, physical cache, barrier decrypt), KV v2`,
     baseline: 'node-http',
-    setup: readScenario,
+    setup: readScenario(true),
+  },
+  {
+    name: 'secrets-kv2-read-uncached',
+    description: `secrets: the same reads with the physical cache disabled (SECRETS_CACHE_MB=0: one Postgres round trip each)`,
+    baseline: 'node-http',
+    setup: readScenario(false),
   },
   {
     name: 'secrets-kv2-write',

@@ -1,7 +1,7 @@
 // Server configuration (shared ARCHITECTURE "Configuration"): environment variables parsed
 // with zod, plus an optional HCL file (SECRETS_CONFIG) with Vault-style `listener "tcp"`
 // blocks. Parsed once at start-up; problems are reported together.
-import { ConfigError, loadEnv, parseHcl, sharedEnv, booleanEnv, validateHcl, type EnvSource } from '@selfstack/config';
+import { ConfigError, loadEnv, parseHcl, sharedEnv, booleanEnv, durationEnv, integerEnv, validateHcl, type EnvSource } from '@selfstack/config';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { compileCustomHeaders, CustomHeadersError, type CustomHeaders } from './http/response-headers';
@@ -17,6 +17,13 @@ export const envSchema = z.object({
   // 8: on a 2-core PostgreSQL host 16 connections measured 15-25 % slower than 8 (more
   // backends than cores contend); raise it for a larger database server.
   SECRETS_DB_POOL: z.coerce.number().int().positive().default(8),
+  /**
+   * The physical cache of KV data reads (ciphertext, features/barrier/entry-cache.ts), in
+   * MiB; 0 disables it (as Vault's `disable_cache`).
+   */
+  SECRETS_CACHE_MB: integerEnv(32, { max: 1_048_576, what: 'a size in MiB' }),
+  /** Longest time a cached entry is served without a re-read (bounds a lost invalidation). */
+  SECRETS_CACHE_TTL: durationEnv('5s'),
 });
 
 export type SecretsEnv = z.output<typeof envSchema>;

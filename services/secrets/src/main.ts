@@ -59,7 +59,12 @@ async function main(): Promise<void> {
     onIdleError: (err) => logger.warn('entry store: idle Postgres connection lost', { err: err.message }),
   });
   const bus: Bus = env.REDIS_URL ? createRedisBus({ url: env.REDIS_URL, prefix: 'secrets:', logger }) : createMemoryBus();
-  const services = createSecretsServices({ prisma, pool, bus });
+  const services = createSecretsServices({
+    prisma,
+    pool,
+    bus,
+    cache: { maxBytes: env.SECRETS_CACHE_MB * 1024 * 1024, ttlMs: env.SECRETS_CACHE_TTL },
+  });
   await services.start();
 
   if (env.SECRETS_DEV_MODE) {

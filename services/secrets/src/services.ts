@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { systemClock, type Clock } from './core/clock';
 import { createBarrier, type Barrier } from './features/barrier/barrier.service';
 import { createBarrierStore, createEntryStore } from './features/barrier/barrier.store';
+import { createCachedEntryStore, type CachedEntryStore, type EntryCacheOptions } from './features/barrier/entry-cache';
 import type { BarrierStore, EntryStore } from './features/barrier/barrier.types';
 import { createSalt, type Salt } from './features/barrier/salt';
 import { createKvService, type KvService } from './features/kv/kv.service';
@@ -14,8 +15,13 @@ import { createPolicyService, type PolicyService } from './features/policies/pol
 import { createSysService, type SysService } from './features/sys/sys.service';
 import { createTokenService, type TokenService } from './features/tokens/tokens.service';
 
+/** As the SECRETS_CACHE_MB / SECRETS_CACHE_TTL defaults (config.ts). */
+export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = { maxBytes: 32 * 1024 * 1024, ttlMs: 5000 };
+
 export interface SecretsServices {
   barrier: Barrier;
+  /** The physical cache in front of the entry store (its stats are for tests and operators). */
+  physicalCache: CachedEntryStore;
   salt: Salt;
   sys: SysService;
   tokens: TokenService;
@@ -34,6 +40,8 @@ export function createSecretsServices(deps: {
   stores?: { entryStore: EntryStore; barrierStore: BarrierStore };
   bus: Bus;
   clock?: Clock;
+  /** The physical cache of KV data reads; default DEFAULT_ENTRY_CACHE, `maxBytes: 0` disables it. */
+  cache?: EntryCacheOptions;
 }): SecretsServices {
   const clock = deps.clock ?? systemClock;
   const stores =
@@ -42,7 +50,12 @@ export function createSecretsServices(deps: {
       ? { entryStore: createEntryStore({ pool: deps.pool }), barrierStore: createBarrierStore({ prisma: deps.prisma }) }
       : undefined);
   if (!stores) throw new Error('createSecretsServices needs prisma and pool, or stores');
-  const barrier = createBarrier(stores);
+  const entryStore = createCachedEntryStore(stores.entryStore, { bus: deps.bus, ...(deps.cache ?? DEFAULT_ENTRY_CACHE) });
+  const barrier = createBarrier({ entryStore, barrierStore: stores.barrierStore });
+  // Nothing cached survives a seal; an unseal starts empty (writes made meanwhile by other
+  // replicas were invalidated by messages this process may have applied or not).
+  barrier.onSeal(() => entryStore.purge());
+  barrier.onUnseal(async () => entryStore.purge());
   const salt = createSalt({ barrier });
   const hash = (v: string): string => salt.hash(v);
   const tokens = createTokenService({ storage: barrier, salt, clock, bus: deps.bus });
@@ -52,6 +65,7 @@ export function createSecretsServices(deps: {
   const sys = createSysService({ barrier, salt, mounts, policies, tokens, kv, clock });
   return {
     barrier,
+    physicalCache: entryStore,
     salt,
     sys,
     tokens,
@@ -60,6 +74,7 @@ export function createSecretsServices(deps: {
     kv,
     clock,
     async start() {
+      await entryStore.start();
       await tokens.start();
       await policies.start();
       await mounts.start();

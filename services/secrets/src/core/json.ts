@@ -22,7 +22,22 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 const PLACEHOLDER = /"\\u0000raw(\d+)\\u0000"/g;
 
+/** JSON.stringify, with the text of every RawJson spliced in verbatim. */
 export function stringifyWithRaw(value: unknown): string {
+  if (value instanceof RawJson) return value.text;
+  // Plain objects are written member by member, so a RawJson among their members (or
+  // theirs, recursively) is spliced directly; the placeholder pass below (a toJSON hook
+  // takes V8's JSON.stringify off its fast path) is left to arrays and other values.
+  if (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype && typeof value['toJSON'] !== 'function') {
+    let out = '';
+    for (const key of Object.keys(value)) {
+      const member = value[key];
+      if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
+      out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${stringifyWithRaw(member)}`;
+    }
+    return out === '' ? '{}' : `${out}}`;
+  }
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   const raws: string[] = [];
   collecting = raws;
   let text: string;

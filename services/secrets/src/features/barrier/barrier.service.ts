@@ -128,6 +128,18 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     if (!key) throw new SecretsError(500, [`no key for term ${termOf(value)} at ${path}`]);
     return open(key, path, value);
   };
+  // Reads the physical cache may answer return the same ciphertext Buffer for as long as
+  // it holds the entry: its plaintext is opened once and shared by those reads (callers
+  // never modify what they read). Keyed by the ciphertext object, so it lives exactly as
+  // long as the cached entry; replaced on seal.
+  let opened = new WeakMap<Buffer, { path: string; plain: Buffer }>();
+  const decShared = (k: Keyring, path: string, value: Buffer): Buffer => {
+    const hit = opened.get(value);
+    if (hit !== undefined && hit.path === path) return hit.plain;
+    const plain = dec(k, path, value);
+    opened.set(value, { path, plain });
+    return plain;
+  };
 
   // `touched` collects what the transaction writes: the guard cache forgets it afterwards.
   const wrapTx = (k: Keyring, tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): StorageTx => ({
@@ -252,15 +264,16 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       keyring = null;
       progress = [];
       guards.clear();
+      opened = new WeakMap();
       for (const listener of sealListeners) listener();
     },
     onSeal: (listener) => void sealListeners.push(listener),
     onUnseal: (listener) => void unsealListeners.push(listener),
 
-    async get(path) {
+    async get(path, options) {
       const k = ring();
-      const v = await entryStore.get(path);
-      return v === null ? null : dec(k, path, v);
+      const v = await entryStore.get(path, options);
+      return v === null ? null : options?.cached ? decShared(k, path, v) : dec(k, path, v);
     },
     async getMany(paths) {
       const k = ring();
@@ -271,8 +284,8 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       const k = ring();
       const { entry, last } = await entryStore.getWithLast(path, prefix);
       return {
-        entry: entry === null ? null : dec(k, path, entry),
-        last: last === null ? null : { path: last.path, value: dec(k, last.path, last.value) },
+        entry: entry === null ? null : decShared(k, path, entry),
+        last: last === null ? null : { path: last.path, value: decShared(k, last.path, last.value) },
       };
     },
     async getGuarded(path, options) {

@@ -147,6 +147,7 @@ export function createEntryStore(deps: { pool: Pool }): EntryStore {
   const { pool } = deps;
   const base = txOps(pool);
   return {
+    // No cache here (options.cached is a permission, not a demand): entry-cache.ts adds one.
     get: (path) => base.get(path),
     put: base.put,
     insert: base.insert,

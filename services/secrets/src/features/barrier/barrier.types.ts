@@ -22,9 +22,16 @@ export interface RawEntryTx {
 }
 
 export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
-  get(path: string): Promise<Buffer | null>;
+  /**
+   * With `cached`, a store with a physical cache (entry-cache.ts) may answer from it;
+   * without, it always reads the database.
+   */
+  get(path: string, options?: { cached?: boolean }): Promise<Buffer | null>;
   getMany(paths: readonly string[]): Promise<RawEntry[]>;
-  /** `path` plus the greatest path under `prefix` (one round trip; KV v2 latest-version reads). */
+  /**
+   * `path` plus the greatest path under `prefix` (one round trip; KV v2 latest-version
+   * reads). A store with a physical cache may answer it from the cache.
+   */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: RawEntry | null }>;
   /**
    * Conditional write in one autocommit statement (one round trip, no lock held across
@@ -96,8 +103,10 @@ export interface EntryGuard {
 }
 
 export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
-  get(path: string): Promise<Buffer | null>;
+  /** With `cached`, may be answered by the physical cache (KV data reads only). */
+  get(path: string, options?: { cached?: boolean }): Promise<Buffer | null>;
   getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
+  /** Served by the physical cache when there is one (KV v2 latest-version reads). */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
   /**
    * Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`.

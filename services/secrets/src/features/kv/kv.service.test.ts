@@ -5,6 +5,7 @@ import { RawJson, stringifyWithRaw } from '../../core/json';
 import { createMemoryStores } from '../../../test/memory-store';
 import { createBarrier, type Barrier } from '../barrier/barrier.service';
 import type { EntryStore } from '../barrier/barrier.types';
+import { createCachedEntryStore } from '../barrier/entry-cache';
 import { hmacHex } from '../barrier/salt';
 import { metaPath } from './kv-layout';
 import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
@@ -42,6 +43,33 @@ describe('KV helpers', () => {
   it('splices raw JSON verbatim', () => {
     expect(stringifyWithRaw({ a: new RawJson('{"z":1,"a":2}'), b: [new RawJson('3')] })).toBe('{"a":{"z":1,"a":2},"b":[3]}');
     expect(JSON.stringify({ a: new RawJson('{"x":1}') })).toBe('{"a":{"x":1}}');
+    expect(stringifyWithRaw({ data: { data: new RawJson('{"k":"v"}'), metadata: { version: 2, destroyed: false } }, warnings: null })).toBe(
+      '{"data":{"data":{"k":"v"},"metadata":{"version":2,"destroyed":false}},"warnings":null}',
+    );
+    expect(stringifyWithRaw(new RawJson('[1]'))).toBe('[1]');
+  });
+  it('writes everything without raw parts exactly as JSON.stringify does', () => {
+    const date = new Date(Date.UTC(2026, 0, 2));
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { z: 1, a: [2] });
+    const values: unknown[] = [
+      null,
+      undefined,
+      0,
+      -1.5,
+      Number.NaN,
+      Infinity,
+      'quote " backslash \\ newline \n \u2028 \ud800',
+      true,
+      [],
+      {},
+      [1, 'two', null, undefined, () => 1, { a: undefined }],
+      { b: 1, a: { c: [1, { d: 'x' }] }, skipped: undefined, fn: () => 1, sym: Symbol('s'), n: null, '': 'empty key', 'k"q': 1 },
+      { date, nested: { toJSON: () => 'custom' }, arr: [date] },
+      { 2: 'two', 1: 'one', b: 'b', a: 'a' },
+      nullProto,
+      { deep: { deeper: { deepest: {} } } },
+    ];
+    for (const v of values) expect(stringifyWithRaw(v)).toBe(JSON.stringify(v) ?? 'null');
   });
 });
 
@@ -103,6 +131,34 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     };
     return { kv, stores, advance: (ms: number) => (now += ms), barrier, replica };
   }
+
+  it('over the physical cache: repeated latest reads share one answer, and every change is seen', async () => {
+    const { kv, advance } = await setup((store) => createCachedEntryStore(store, { bus: createMemoryBus(), maxBytes: 1 << 20, ttlMs: 60_000 }));
+    const data = (r: unknown) => (r instanceof StatusResponse ? `status ${r.status}` : JSON.parse((r as { data: RawJson }).data.text));
+    await kv.write('m/', 'k', { a: 1 }, undefined);
+    const first = await kv.read('m/', 'k', 0);
+    expect(data(first)).toEqual({ a: 1 });
+    // Served from the same cached plaintext: the same (read-only) answer object.
+    expect(await kv.read('m/', 'k', 0)).toBe(first);
+    await kv.write('m/', 'k', { a: 2 }, undefined);
+    expect(data(await kv.read('m/', 'k', 0))).toEqual({ a: 2 });
+    await kv.deleteLatest('m/', 'k');
+    expect(data(await kv.read('m/', 'k', 0))).toBe('status 404');
+    await kv.undeleteVersions('m/', 'k', [2]);
+    expect(data(await kv.read('m/', 'k', 0))).toEqual({ a: 2 });
+    // A deletion time passing changes no row: the cached metadata is judged at read time.
+    await kv.writeMetadata('m/', 'k', { delete_version_after: 60 }, false);
+    await kv.write('m/', 'k', { a: 3 }, undefined);
+    const fresh = await kv.read('m/', 'k', 0);
+    expect(data(fresh)).toEqual({ a: 3 });
+    expect(await kv.read('m/', 'k', 0)).toBe(fresh);
+    advance(61_000);
+    expect(data(await kv.read('m/', 'k', 0))).toBe('status 404');
+    await kv.destroyVersions('m/', 'k', [2]);
+    expect(data(await kv.read('m/', 'k', 2))).toBe('status 404');
+    await kv.deleteMetadata('m/', 'k');
+    await expect(kv.read('m/', 'k', 0)).rejects.toMatchObject({ status: 404 });
+  });
 
   it('writes versions, prunes at max_versions, reads old versions', async () => {
     const { kv } = await setup();

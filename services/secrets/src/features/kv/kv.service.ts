@@ -302,6 +302,18 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     return new StatusResponse(404, { data: { data: null, metadata: versionInfo(meta, version, v) } });
   }
 
+  // Latest-version reads may be answered by the physical cache, which hands out the same
+  // plaintext Buffers for as long as it holds the entries (Barrier.getWithLast): the
+  // metadata parsed from such a Buffer and the answer built on it are kept with it
+  // (WeakMaps: they go when the cache lets the entry go). Both are read-only.
+  const parsedMeta = new WeakMap<Buffer, KeyMetadata>();
+  const answers = new WeakMap<Buffer, { meta: KeyMetadata; version: number; answer: { data: RawJson; metadata: VersionInfo } }>();
+  const sharedMeta = (raw: Buffer): KeyMetadata => {
+    let meta = parsedMeta.get(raw);
+    if (meta === undefined) parsedMeta.set(raw, (meta = parseMeta(raw) as KeyMetadata));
+    return meta;
+  };
+
   async function resolveVersion(prefix: string, key: string, version: number) {
     const keyHash = hash(key);
     const mp = metaPath(prefix, key);
@@ -311,12 +323,12 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       return { meta, version, data: rows.get(versionPath(prefix, keyHash, version)) ?? null };
     }
     const { entry, last } = await storage.getWithLast(mp, versionDir(prefix, keyHash));
-    const meta = parseMeta(entry);
+    const meta = entry === null ? null : sharedMeta(entry);
     if (!meta) return { meta, version: 0, data: null };
     const current = meta.current_version;
     let data = last && last.path === versionPath(prefix, keyHash, current) ? last.value : null;
     if (data === null && meta.versions[String(current)] && !meta.versions[String(current)]?.destroyed) {
-      data = await storage.get(versionPath(prefix, keyHash, current));
+      data = await storage.get(versionPath(prefix, keyHash, current), { cached: true });
     }
     return { meta, version: current, data };
   }
@@ -354,7 +366,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
 
   return {
     async v1Read(prefix, key) {
-      const raw = await storage.get(v1Path(prefix, key));
+      const raw = await storage.get(v1Path(prefix, key), { cached: true });
       return raw ? new RawJson(raw.toString('utf8')) : null;
     },
     async v1Write(prefix, key, data) {
@@ -391,7 +403,11 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       if (!v) throw notFound();
       if (isDeleted(v, clock.now())) return deletedBody(meta, version, v);
       if (data === null) throw notFound();
-      return { data: new RawJson(data.toString('utf8')), metadata: versionInfo(meta, version, v) };
+      const known = answers.get(data);
+      if (known !== undefined && known.meta === meta && known.version === version) return known.answer;
+      const answer = { data: new RawJson(data.toString('utf8')), metadata: versionInfo(meta, version, v) };
+      answers.set(data, { meta, version, answer });
+      return answer;
     },
 
     async write(prefix, key, data, cas) {

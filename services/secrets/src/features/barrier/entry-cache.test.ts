@@ -1,0 +1,316 @@
+import { createMemoryBus, type Bus } from '@selfstack/bus';
+import { createMemoryStores } from '../../../test/memory-store';
+import type { EntryStore } from './barrier.types';
+import { createCachedEntryStore, ENTRY_CHANNEL, type CachedEntryStore } from './entry-cache';
+
+const b = (s: string): Buffer => Buffer.from(s);
+const text = (v: Buffer | null): string | null => (v === null ? null : v.toString());
+/** Lets the bus deliver (the memory bus delivers on setImmediate; publications are coalesced per turn). */
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** Counts what reaches the database and can hold reads at a gate. */
+function counted(inner: EntryStore) {
+  const calls = { get: 0, getWithLast: 0 };
+  let gate: Promise<void> | null = null;
+  const store: EntryStore = {
+    ...inner,
+    async get(path) {
+      calls.get++;
+      const value = await inner.get(path);
+      if (gate) await gate;
+      return value;
+    },
+    async getWithLast(path, prefix) {
+      calls.getWithLast++;
+      const r = await inner.getWithLast(path, prefix);
+      if (gate) await gate;
+      return r;
+    },
+  };
+  return {
+    store,
+    calls,
+    /** Reads that reach the database from now on wait (holding what they read) until the returned function runs. */
+    hold(): () => void {
+      let open!: () => void;
+      gate = new Promise<void>((r) => (open = r));
+      return () => {
+        gate = null;
+        open();
+      };
+    },
+  };
+}
+
+function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: () => number } = {}) {
+  const mem = createMemoryStores();
+  const db = counted(mem.entryStore);
+  const bus = options.bus ?? createMemoryBus();
+  const make = (): CachedEntryStore =>
+    createCachedEntryStore(db.store, { bus, maxBytes: options.maxBytes ?? 1 << 20, ttlMs: options.ttlMs ?? 60_000, ...(options.now ? { now: options.now } : {}) });
+  return { mem, db, bus, make };
+}
+
+describe('physical cache (entry-cache.ts)', () => {
+  it('serves opted-in reads from memory and leaves the others to the database', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('logical/m/a', b('one'));
+    expect(text(await cache.get('logical/m/a', { cached: true }))).toBe('one');
+    expect(text(await cache.get('logical/m/a', { cached: true }))).toBe('one');
+    expect(db.calls.get).toBe(1);
+    expect(text(await cache.get('logical/m/a'))).toBe('one');
+    expect(db.calls.get).toBe(2);
+    // Absence is cached too (and forgotten by the insert that ends it).
+    expect(await cache.get('logical/m/none', { cached: true })).toBeNull();
+    expect(await cache.get('logical/m/none', { cached: true })).toBeNull();
+    expect(db.calls.get).toBe(3);
+    await cache.insert('logical/m/none', b('now'));
+    expect(text(await cache.get('logical/m/none', { cached: true }))).toBe('now');
+    expect(cache.stats.hits).toBe(2);
+  });
+
+  it('every kind of write invalidates what it touched, in this process at once', async () => {
+    const { make } = setup();
+    const cache = make();
+    const read = async () => text(await cache.get('p/x', { cached: true }));
+    await cache.put('p/x', b('1'));
+    expect(await read()).toBe('1');
+    await cache.put('p/x', b('2'));
+    expect(await read()).toBe('2');
+    expect(await cache.applyIf('p/x', b('2'), b('3'), [], [])).toBe(true);
+    expect(await read()).toBe('3');
+    await cache.transaction(async (tx) => tx.replace([], [{ path: 'p/x', value: b('4') }]));
+    expect(await read()).toBe('4');
+    await cache.transaction(async (tx) => tx.put('p/x', b('5')));
+    expect(await read()).toBe('5');
+    await cache.delete('p/x');
+    expect(await read()).toBeNull();
+    await cache.put('p/x', b('6'));
+    expect(await read()).toBe('6');
+    await cache.deletePrefix('p/');
+    expect(await read()).toBeNull();
+  });
+
+  it('a failed conditional write or transaction still drops the entry (the state is unknown)', async () => {
+    const { mem, db, make } = setup();
+    const cache = make();
+    await cache.put('k', b('cached'));
+    expect(text(await cache.get('k', { cached: true }))).toBe('cached');
+    mem.entries.set('k', b('changed-elsewhere'));
+    expect(await cache.applyIf('k', b('cached'), b('mine'), [], [])).toBe(false);
+    expect(text(await cache.get('k', { cached: true }))).toBe('changed-elsewhere');
+    const before = db.calls.get;
+    await expect(
+      cache.transaction(async (tx) => {
+        await tx.put('k', b('rolled-back'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(text(await cache.get('k', { cached: true }))).toBe('changed-elsewhere');
+    expect(db.calls.get).toBe(before + 1);
+  });
+
+  it('a read that raced with a write returns what it read but does not cache it', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('k', b('old'));
+    const release = db.hold();
+    const racing = cache.get('k', { cached: true });
+    await settle();
+    await cache.put('k', b('new'));
+    release();
+    expect(text(await racing)).toBe('old');
+    expect(text(await cache.get('k', { cached: true }))).toBe('new');
+  });
+
+  it('concurrent misses of one path share one database read, unless a write came in between', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('k', b('old'));
+    let release = db.hold();
+    const first = Array.from({ length: 5 }, () => cache.get('k', { cached: true }));
+    await settle();
+    expect(db.calls.get).toBe(1);
+    await cache.put('k', b('new'));
+    // Arrived after the write: must not join the read that started before it.
+    const later = cache.get('k', { cached: true });
+    await settle();
+    expect(db.calls.get).toBe(2);
+    release();
+    expect((await Promise.all(first)).map(text)).toEqual(['old', 'old', 'old', 'old', 'old']);
+    expect(text(await later)).toBe('new');
+    expect(text(await cache.get('k', { cached: true }))).toBe('new');
+    expect(db.calls.get).toBe(2);
+    // Same for ranges (getWithLast).
+    await cache.put('r/meta', b('m'));
+    release = db.hold();
+    const ranges = Array.from({ length: 4 }, () => cache.getWithLast('r/meta', 'r/ver/'));
+    await settle();
+    release();
+    await Promise.all(ranges);
+    expect(db.calls.getWithLast).toBe(1);
+  });
+
+  it('getWithLast: a write under the prefix invalidates the item of its owner path', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('m/meta/k', b('meta-1'));
+    await cache.put('m/ver/h/0001', b('v1'));
+    const read = async () => {
+      const r = await cache.getWithLast('m/meta/k', 'm/ver/h/');
+      return `${text(r.entry)} ${r.last?.path} ${text(r.last?.value ?? null)}`;
+    };
+    expect(await read()).toBe('meta-1 m/ver/h/0001 v1');
+    expect(await read()).toBe('meta-1 m/ver/h/0001 v1');
+    expect(db.calls.getWithLast).toBe(1);
+    // Only the version row changes (the owner path is not written): still invalidated.
+    await cache.put('m/ver/h/0002', b('v2'));
+    expect(await read()).toBe('meta-1 m/ver/h/0002 v2');
+    // A write in flight to a path in the range while the range is being read.
+    const release = db.hold();
+    const racing = read();
+    await settle();
+    await cache.delete('m/ver/h/0002');
+    release();
+    expect(await racing).toBe('meta-1 m/ver/h/0002 v2');
+    expect(await read()).toBe('meta-1 m/ver/h/0001 v1');
+    // Unrelated paths do not invalidate it.
+    const calls = db.calls.getWithLast;
+    await cache.put('m/ver/other/0001', b('x'));
+    await cache.put('m/meta/other', b('x'));
+    expect(await read()).toBe('meta-1 m/ver/h/0001 v1');
+    expect(db.calls.getWithLast).toBe(calls);
+    // Deleting a prefix that holds the range or the owner drops it.
+    await cache.deletePrefix('m/ver/');
+    expect(await read()).toBe('meta-1 undefined null');
+  });
+
+  it('prefixes that do not end in "/" are not cached (their range could not be found from a path)', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('a/b1', b('x'));
+    await cache.getWithLast('a/k', 'a/b');
+    await cache.getWithLast('a/k', 'a/b');
+    expect(db.calls.getWithLast).toBe(2);
+  });
+
+  it('other replicas drop what one replica wrote, through the bus; own messages are not re-applied', async () => {
+    const { make, bus } = setup();
+    const a = make();
+    const b2 = make();
+    await a.start();
+    await b2.start();
+    const seen: string[] = [];
+    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(m));
+    await a.put('k', b('1'));
+    await settle();
+    expect(text(await b2.get('k', { cached: true }))).toBe('1');
+    expect(text(await a.get('k', { cached: true }))).toBe('1');
+    await a.put('k', b('2'));
+    // Before delivery the other replica may still answer the old value...
+    expect(text(await b2.get('k', { cached: true }))).toBe('1');
+    await settle();
+    // ...after it, never.
+    expect(text(await b2.get('k', { cached: true }))).toBe('2');
+    // The writer's own message comes back to it too and is skipped: what it cached right
+    // after its write (before delivery) stays cached.
+    await a.put('own', b('1'));
+    expect(text(await a.get('own', { cached: true }))).toBe('1');
+    const hits = a.stats.hits;
+    await settle();
+    expect(text(await a.get('own', { cached: true }))).toBe('1');
+    expect(a.stats.hits).toBe(hits + 1);
+    // Writes in one turn are published as one message.
+    await Promise.all([a.put('x/1', b('1')), a.put('x/2', b('2'))]);
+    await settle();
+    const last = JSON.parse(seen[seen.length - 1] as string) as { paths: string[]; prefixes: string[] };
+    expect(last.paths.sort()).toEqual(['x/1', 'x/2']);
+    await a.deletePrefix('x/');
+    await settle();
+    expect((JSON.parse(seen[seen.length - 1] as string) as { prefixes: string[] }).prefixes).toEqual(['x/']);
+  });
+
+  it('drops everything on a bus reconnect, on a message it cannot read, and on purge()', async () => {
+    const inner = createMemoryBus();
+    const reconnects: (() => void)[] = [];
+    const bus: Bus = { ...inner, onReconnect: (l) => (reconnects.push(l), () => undefined) };
+    const { db, make } = setup({ bus });
+    const cache = make();
+    await cache.start();
+    await cache.put('k', b('1'));
+    const warm = async () => {
+      await cache.get('k', { cached: true });
+      expect(cache.stats.size).toBe(1);
+    };
+    await warm();
+    for (const l of reconnects) l();
+    expect(cache.stats.size).toBe(0);
+    await warm();
+    await bus.publish(ENTRY_CHANNEL, 'not json');
+    await settle();
+    expect(cache.stats.size).toBe(0);
+    await warm();
+    // A purge while a read is in flight: that read is not cached.
+    const release = db.hold();
+    cache.purge();
+    const racing = cache.get('k', { cached: true });
+    await settle();
+    cache.purge();
+    release();
+    await racing;
+    expect(cache.stats.size).toBe(0);
+  });
+
+  it('expires entries after the TTL', async () => {
+    let now = 1000;
+    const { db, make } = setup({ ttlMs: 5000, now: () => now });
+    const cache = make();
+    await cache.put('k', b('1'));
+    await cache.get('k', { cached: true });
+    now += 4999;
+    await cache.get('k', { cached: true });
+    expect(db.calls.get).toBe(1);
+    now += 1;
+    await cache.get('k', { cached: true });
+    expect(db.calls.get).toBe(2);
+  });
+
+  it('stays within its byte budget (least recently used out first) and skips values too big for it', async () => {
+    const { db, make } = setup({ maxBytes: 8 * 1024 });
+    const cache = make();
+    for (let i = 0; i < 40; i++) await cache.put(`k/${i}`, Buffer.alloc(500, i));
+    for (let i = 0; i < 40; i++) {
+      await cache.get(`k/${i}`, { cached: true });
+      expect(cache.stats.bytes).toBeLessThanOrEqual(8 * 1024);
+    }
+    expect(cache.stats.size).toBeGreaterThan(5);
+    expect(cache.stats.size).toBeLessThan(40);
+    // The most recent ones are still there, the first ones went.
+    const calls = db.calls.get;
+    await cache.get('k/39', { cached: true });
+    expect(db.calls.get).toBe(calls);
+    await cache.get('k/0', { cached: true });
+    expect(db.calls.get).toBe(calls + 1);
+    // Larger than an eighth of the budget: read, never cached.
+    await cache.put('big', Buffer.alloc(2000));
+    await cache.get('big', { cached: true });
+    await cache.get('big', { cached: true });
+    expect(db.calls.get).toBe(calls + 3);
+  });
+
+  it('maxBytes 0 disables it: every read reaches the database', async () => {
+    const { db, make } = setup({ maxBytes: 0 });
+    const cache = make();
+    await cache.start();
+    await cache.put('k', b('1'));
+    await cache.get('k', { cached: true });
+    await cache.get('k', { cached: true });
+    await cache.getWithLast('k', 'v/');
+    await cache.getWithLast('k', 'v/');
+    expect(db.calls).toEqual({ get: 2, getWithLast: 2 });
+    expect(cache.stats.size).toBe(0);
+  });
+});

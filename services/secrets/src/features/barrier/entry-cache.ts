@@ -1,0 +1,311 @@
+// The physical cache (Vault's `physical.Cache`): an LRU of stored ciphertext in front of
+// the entry store, below the barrier, so it never holds a plaintext value. Only reads that
+// opt in are served from it (KV data reads: `get(path, { cached: true })` and
+// `getWithLast`); every other reader (tokens, policies, mounts, KV config, write guards)
+// reads Postgres as before, so their own caches and bus channels keep their semantics.
+//
+// Coherence:
+// - In this process, every write through the store (plain, conditional, batched, inside a
+//   transaction) invalidates what it touched once the statement or transaction settles,
+//   whatever its outcome.
+// - A read that was in flight while an invalidation touched its paths returns its answer
+//   but does not cache it (it may have read the old row).
+// - Other replicas: the invalidated paths and prefixes are published on the bus channel
+//   `secrets.entries` (coalesced per event-loop turn) after the write settled; each replica
+//   drops them on receipt. After a bus reconnect (messages may have been lost) and on
+//   seal/unseal the whole cache is dropped. A TTL bounds what a lost message could leave.
+import { randomUUID } from 'node:crypto';
+import type { Bus } from '@selfstack/bus';
+import type { EntryStore, RawEntry, RawEntryTx } from './barrier.types';
+
+export const ENTRY_CHANNEL = 'secrets.entries';
+
+export interface EntryCacheOptions {
+  /** Upper bound of cached bytes (ciphertext + path); 0 disables the cache. */
+  maxBytes: number;
+  /** How long an entry may be served without a re-read (ms); bounds a lost invalidation. */
+  ttlMs: number;
+  now?: () => number;
+}
+
+export interface CachedEntryStore extends EntryStore {
+  /** Subscribes to other replicas' invalidations and to the bus's reconnects. */
+  start(): Promise<void>;
+  /** Drops everything (seal, unseal, bus reconnect). */
+  purge(): void;
+  readonly stats: { hits: number; misses: number; readonly size: number; readonly bytes: number };
+}
+
+interface Loaded {
+  readonly value: Buffer | null;
+  readonly last: RawEntry | null;
+}
+
+interface Slot {
+  /** Bumped by every invalidation that touches the slot's path (or its prefix). */
+  version: number;
+  readers: number;
+  /** The load in flight, shared by the misses that arrive while it is still valid. */
+  load: { prefix: string | null; version: number; epoch: number; promise: Promise<Loaded> } | null;
+}
+
+interface Item {
+  readonly prefix: string | null;
+  readonly value: Buffer | null;
+  readonly last: RawEntry | null;
+  readonly bytes: number;
+  readonly until: number;
+}
+
+interface Message {
+  readonly origin: string;
+  readonly paths: string[];
+  readonly prefixes: string[];
+}
+
+// Per-item bookkeeping counted against maxBytes besides the bytes themselves.
+const ITEM_OVERHEAD = 96;
+
+/**
+ * Wraps `inner` with the physical cache. Cached reads are keyed by path: `get` items have
+ * no prefix, `getWithLast` items carry theirs (only prefixes ending in "/" are cached, so
+ * an invalidated path finds every item whose range holds it through its "/" ancestors).
+ */
+export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & EntryCacheOptions): CachedEntryStore {
+  const { bus, maxBytes, ttlMs } = deps;
+  const now = deps.now ?? Date.now;
+  const origin = randomUUID();
+  const items = new Map<string, Item>();
+  /** prefix -> path of the `getWithLast` item (or in-flight read) that covers it. */
+  const owners = new Map<string, Set<string>>();
+  const slots = new Map<string, Slot>();
+  let bytes = 0;
+  /** Bumped by purges and prefix invalidations: every read in flight then is not cached. */
+  let epoch = 0;
+  const stats = {
+    hits: 0,
+    misses: 0,
+    get size() {
+      return items.size;
+    },
+    get bytes() {
+      return bytes;
+    },
+  };
+
+  const own = (prefix: string, path: string): void => {
+    let set = owners.get(prefix);
+    if (!set) owners.set(prefix, (set = new Set()));
+    set.add(path);
+  };
+  const disown = (prefix: string, path: string): void => {
+    const set = owners.get(prefix);
+    if (!set) return;
+    set.delete(path);
+    if (set.size === 0) owners.delete(prefix);
+  };
+
+  function drop(path: string): void {
+    const item = items.get(path);
+    if (!item) return;
+    items.delete(path);
+    bytes -= item.bytes;
+    if (item.prefix !== null && !slots.has(path)) disown(item.prefix, path);
+  }
+
+  function store(path: string, item: Item): void {
+    drop(path);
+    if (item.bytes > maxBytes / 8) return;
+    items.set(path, item);
+    bytes += item.bytes;
+    if (item.prefix !== null) own(item.prefix, path);
+    for (const [oldest] of items) {
+      if (bytes <= maxBytes) break;
+      drop(oldest);
+    }
+  }
+
+  /** Invalidates `path` and every cached range ("/" ancestor prefix) that holds it. */
+  function touchPath(path: string): void {
+    const hit = (p: string): void => {
+      drop(p);
+      const slot = slots.get(p);
+      if (slot) slot.version++;
+    };
+    hit(path);
+    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
+      const set = owners.get(path.slice(0, i + 1));
+      if (set) for (const p of [...set]) hit(p);
+    }
+  }
+
+  function touchPrefix(prefix: string): void {
+    epoch++;
+    for (const [path, item] of [...items]) {
+      if (path.startsWith(prefix) || (item.prefix !== null && (item.prefix.startsWith(prefix) || prefix.startsWith(item.prefix)))) drop(path);
+    }
+  }
+
+  function purge(): void {
+    epoch++;
+    items.clear();
+    bytes = 0;
+    owners.clear();
+  }
+
+  // Coalesced publication: one message per event-loop turn with everything invalidated.
+  let pending: { paths: Set<string>; prefixes: Set<string> } | null = null;
+  function publish(paths: readonly string[], prefixes: readonly string[]): void {
+    if (!pending) {
+      pending = { paths: new Set(), prefixes: new Set() };
+      setImmediate(() => {
+        const batch = pending!;
+        pending = null;
+        const message: Message = { origin, paths: [...batch.paths], prefixes: [...batch.prefixes] };
+        // A lost publication is bounded by the TTL and the other replicas' reconnect purge.
+        void bus.publish(ENTRY_CHANNEL, JSON.stringify(message)).catch(() => undefined);
+      });
+    }
+    for (const p of paths) pending.paths.add(p);
+    for (const p of prefixes) pending.prefixes.add(p);
+  }
+
+  function invalidate(paths: readonly string[], prefixes: readonly string[] = []): void {
+    if (maxBytes <= 0) return;
+    for (const p of paths) touchPath(p);
+    for (const p of prefixes) touchPrefix(p);
+    publish(paths, prefixes);
+  }
+
+  /** Runs a write and invalidates what it touched once it settled (applied or not). */
+  async function writing<T>(paths: readonly string[], prefixes: readonly string[], fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      invalidate(paths, prefixes);
+    }
+  }
+
+  /**
+   * A cacheable read: served from the cache when fresh; else one load per path at a time
+   * (misses arriving while it runs share it, unless an invalidation came in between: they
+   * start their own), cached unless invalidated meanwhile.
+   */
+  async function read(path: string, prefix: string | null, load: () => Promise<Loaded>): Promise<Loaded> {
+    const t = now();
+    const hit = items.get(path);
+    if (hit && hit.prefix === prefix && hit.until > t) {
+      // Most recently used goes last (Map order is the LRU order).
+      items.delete(path);
+      items.set(path, hit);
+      stats.hits++;
+      return hit;
+    }
+    stats.misses++;
+    let slot = slots.get(path);
+    if (!slot) slots.set(path, (slot = { version: 0, readers: 0, load: null }));
+    slot.readers++;
+    try {
+      const shared = slot.load;
+      if (shared !== null && shared.prefix === prefix && shared.version === slot.version && shared.epoch === epoch) return await shared.promise;
+      if (prefix !== null) own(prefix, path);
+      const started = { prefix, version: slot.version, epoch, promise: load() };
+      slot.load = started;
+      const loaded = await started.promise.finally(() => {
+        if (slot.load === started) slot.load = null;
+      });
+      if (slot.version === started.version && epoch === started.epoch) {
+        const size = ITEM_OVERHEAD + path.length + (prefix?.length ?? 0) + (loaded.value?.length ?? 0) + (loaded.last ? loaded.last.path.length + loaded.last.value.length : 0);
+        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + ttlMs });
+      }
+      return loaded;
+    } finally {
+      slot.readers--;
+      if (slot.readers === 0) {
+        slots.delete(path);
+        if (prefix !== null && items.get(path)?.prefix !== prefix) disown(prefix, path);
+      }
+    }
+  }
+
+  function trackedTx(tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): RawEntryTx {
+    return {
+      get: (path, options) => tx.get(path, options),
+      listPaths: (prefix) => tx.listPaths(prefix),
+      async put(path, value) {
+        touched.paths.push(path);
+        await tx.put(path, value);
+      },
+      async insert(path, value) {
+        touched.paths.push(path);
+        await tx.insert(path, value);
+      },
+      async delete(path) {
+        touched.paths.push(path);
+        await tx.delete(path);
+      },
+      async replace(deletes, puts) {
+        touched.paths.push(...deletes, ...puts.map((p) => p.path));
+        await tx.replace(deletes, puts);
+      },
+      async deletePrefix(prefix) {
+        touched.prefixes.push(prefix);
+        return tx.deletePrefix(prefix);
+      },
+    };
+  }
+
+  if (maxBytes <= 0) {
+    return { ...inner, start: async () => undefined, purge: () => undefined, stats };
+  }
+
+  return {
+    stats,
+    purge,
+    async start() {
+      await bus.subscribe(ENTRY_CHANNEL, (raw) => {
+        let message: Message;
+        try {
+          message = JSON.parse(raw) as Message;
+        } catch {
+          purge();
+          return;
+        }
+        if (message.origin === origin) return;
+        if (!Array.isArray(message.paths) || !Array.isArray(message.prefixes)) return purge();
+        for (const p of message.paths) if (typeof p === 'string') touchPath(p);
+        for (const p of message.prefixes) if (typeof p === 'string') touchPrefix(p);
+      });
+      bus.onReconnect(purge);
+    },
+    async get(path, options) {
+      if (!options?.cached) return inner.get(path);
+      const r = await read(path, null, async () => ({ value: await inner.get(path), last: null }));
+      return r.value;
+    },
+    getMany: (paths) => inner.getMany(paths),
+    async getWithLast(path, prefix) {
+      if (!prefix.endsWith('/')) return inner.getWithLast(path, prefix);
+      const r = await read(path, prefix, async () => {
+        const { entry, last } = await inner.getWithLast(path, prefix);
+        return { value: entry, last };
+      });
+      return { entry: r.value, last: r.last };
+    },
+    listPaths: (prefix) => inner.listPaths(prefix),
+    put: (path, value) => writing([path], [], () => inner.put(path, value)),
+    insert: (path, value) => writing([path], [], () => inner.insert(path, value)),
+    delete: (path) => writing([path], [], () => inner.delete(path)),
+    deletePrefix: (prefix) => writing([], [prefix], () => inner.deletePrefix(prefix)),
+    applyIf: (guardPath, expected, next, deletes, puts) =>
+      writing([guardPath, ...deletes, ...puts.map((p) => p.path)], [], () => inner.applyIf(guardPath, expected, next, deletes, puts)),
+    async transaction(fn) {
+      const touched = { paths: [] as string[], prefixes: [] as string[] };
+      try {
+        return await inner.transaction((tx) => fn(trackedTx(tx, touched)));
+      } finally {
+        invalidate(touched.paths, touched.prefixes);
+      }
+    },
+  };
+}
