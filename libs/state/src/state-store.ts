@@ -213,13 +213,20 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
       }
       throw err;
     }
-    // After commit only: a reader woken earlier could miss the change. A failed publish
-    // is not the write's failure; readers catch up at their timeout or on reconnect.
-    try {
-      await bus.publish(channel, JSON.stringify({ index, tables: uniqueTables } satisfies WakeMessage));
-    } catch (err) {
+    // After commit only: a reader woken earlier could miss the change. This process's own
+    // readers are woken without the bus round trip (the echo of the message finds them past
+    // this index and is ignored), on the next turn of the event loop: the writer's own
+    // response, sent by the caller's continuation, goes out first instead of queueing behind
+    // every woken reader's. Other processes are woken through the bus. The publication is
+    // not awaited (the writer's answer does not wait for Redis either) and a failed one is
+    // not the write's failure: readers catch up at their timeout or on reconnect.
+    setImmediate(() => {
+      waiters.wake(uniqueTables, index);
+      hub.notify(index);
+    });
+    bus.publish(channel, JSON.stringify({ index, tables: uniqueTables } satisfies WakeMessage)).catch((err: unknown) => {
       logger.warn('state wake-up publish failed', { index, err: err instanceof Error ? err.message : String(err) });
-    }
+    });
     return { index, result };
   }
 
@@ -243,11 +250,18 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     // came without an index, so that run() reads the index itself.
     let hint: WakeHint | undefined;
     let hintless = false;
+    // Writes up to this index are known to be in what this reader has read or is reading
+    // (the last result's index, or the hint the current run() reads at): writes commit in
+    // index order, so a wake-up for one of them (a second announcement of a write: this
+    // process's own, then its echo through the bus) has nothing new to show.
+    let seen = minIndex;
     const waiter: Waiter = {
       tables,
       notify: (index?: number) => {
+        const indexed = index !== undefined && Number.isSafeInteger(index) && index > 0;
+        if (indexed && index <= seen) return;
         woken = true;
-        if (index === undefined || !Number.isSafeInteger(index) || index <= 0) hintless = true;
+        if (!indexed) hintless = true;
         else if (!hint || index > hint.index) hint = { index };
         resolveWait?.('woken');
       },
@@ -262,7 +276,9 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
         woken = false;
         hint = undefined;
         hintless = false;
+        if (next && next.index > seen) seen = next.index;
         const result = await run(next);
+        if (result.index > seen) seen = result.index;
         if (result.index > minIndex) return result;
         signal?.throwIfAborted();
         // A change landed while run() was reading: read again rather than sleep.

@@ -120,6 +120,36 @@ function racingWrites(store: StateStore, label: string, count: number) {
   );
 }
 
+// A bus whose deliveries to this process can be held back (and dropped or let through).
+function gatedBus(bus: Bus) {
+  let held: Array<() => void> | null = null;
+  const gated: Bus = {
+    ...bus,
+    publish: (channel, message) => bus.publish(channel, message),
+    subscribe: (channel, listener) =>
+      bus.subscribe(channel, (message) => {
+        if (held) held.push(() => listener(message));
+        else listener(message);
+      }),
+    onReconnect: (listener) => bus.onReconnect(listener),
+    close: () => bus.close(),
+  };
+  return {
+    bus: gated,
+    hold: () => {
+      held = [];
+    },
+    heldCount: () => held?.length ?? 0,
+    /** Delivers what was held (`drop`: forgets it) and stops holding. */
+    release: (drop = false) => {
+      const pending = held ?? [];
+      held = null;
+      if (!drop) for (const deliver of pending) deliver();
+      return pending.length;
+    },
+  };
+}
+
 // A blocking read of `tables` whose answer is the table index itself.
 function indexReader(store: StateStore, tables: string[]) {
   return async () => ({ index: await store.currentIndex(tables), value: null });
@@ -222,7 +252,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         const { index } = await store.withWrite(['jobs'], async () => undefined);
         expect(index).toBe(2);
         expect(await store.currentIndex(['jobs'])).toBe(2);
-        expect(warnings).toContain('state wake-up publish failed');
+        await waitFor(() => warnings.includes('state wake-up publish failed'), 3000, 'the warning');
         await store.close();
       });
 
@@ -240,6 +270,12 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
     });
 
     describe('blockingQuery', () => {
+      // Stores a test makes itself are closed even when it fails half-way (a blocked reader
+      // would otherwise keep the worker alive).
+      const cleanups: Array<() => Promise<void>> = [];
+      afterEach(async () => {
+        for (const cleanup of cleanups.splice(0)) await cleanup();
+      });
       it('answers at once when minIndex is 0 or absent, without registering a waiter', async () => {
         const { store } = ctx;
         let runs = 0;
@@ -288,6 +324,65 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         const { index } = await store.withWrite(['jobs'], async () => undefined);
         expect((await read.promise).index).toBe(index);
         expect(hints).toEqual([undefined, index]);
+      });
+
+      it("wakes this process's readers at commit, without waiting for the bus", async () => {
+        const gate = gatedBus(makeBus());
+        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
+        cleanups.push(async () => {
+          await store.close();
+          await gate.bus.close();
+        });
+        await store.ready();
+        gate.hold();
+        let runs = 0;
+        const counting = async () => {
+          runs++;
+          return { index: await store.currentIndex(['jobs']), value: null };
+        };
+        const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, counting));
+        await waitFor(() => store.waiterCount() === 1 && runs === 1, 3000, 'the reader to block');
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        // The writer's continuation (its own response) comes first: readers wake on the next turn.
+        expect(runs).toBe(1);
+        await waitFor(() => read.settled, 1000, 'the local wake-up');
+        expect(read.value?.index).toBe(index);
+        // The message did go out (for other processes); this one has nothing left to wake.
+        await waitFor(() => gate.heldCount() === 1, 3000, 'the published message');
+        gate.release(true);
+      });
+
+      it("ignores the bus echo of a write its readers have already seen (no second read)", async () => {
+        const gate = gatedBus(makeBus());
+        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
+        cleanups.push(async () => {
+          await store.close();
+          await gate.bus.close();
+        });
+        await store.ready();
+        gate.hold();
+        let runs = 0;
+        const counting = async () => {
+          runs++;
+          return { index: await store.currentIndex(['jobs']), value: null };
+        };
+        const first = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, counting));
+        await waitFor(() => store.waiterCount() === 1, 3000, 'the reader to block');
+        const { index } = await store.withWrite(['jobs'], async () => undefined);
+        expect((await first.promise).index).toBe(index);
+        expect(runs).toBe(2);
+        // The client re-arms at the index it got, then the write's own message arrives.
+        const again = track(store.blockingQuery({ minIndex: index, waitMs: 10_000, tables: ['jobs'] }, counting));
+        await waitFor(() => store.waiterCount() === 1 && runs === 3, 3000, 'the re-armed reader to block');
+        await waitFor(() => gate.heldCount() === 1, 3000, 'the echo');
+        gate.release();
+        await sleep(100);
+        expect(runs).toBe(3);
+        expect(again.settled).toBe(false);
+        // A later write still wakes it (locally, and its echo is ignored too).
+        const next = await store.withWrite(['jobs'], async () => undefined);
+        expect((await again.promise).index).toBe(next.index);
+        expect(runs).toBe(4);
       });
 
       it('is not released by a write to another table', async () => {
