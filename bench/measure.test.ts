@@ -79,12 +79,14 @@ describe('bench scenarios', () => {
       durationMs: 5000,
       connections: 32,
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
-      scenarios: [{ name: 'x', description: 'd', baseline: 'node-http', ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 }],
+      scenarios: [
+        { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },
+      ],
       failed: [{ name: 'y', error: 'boom' }],
     };
     const lines = formatReport(report).split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors$/);
-    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2$/);
+    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors\s+baseline req\/s \/ p99 ms$/);
+    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2\s+990 \/ 3\.00$/);
     expect(lines[5]).toMatch(/^y\s+FAILED\s+boom/);
   });
 });

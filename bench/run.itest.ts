@@ -19,8 +19,24 @@ describe('bench/run.ts', () => {
     expect(report.scenarios).toHaveLength(1);
     const s = report.scenarios[0]!;
     expect(s.name).toBe('express-json');
-    expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / report.baselines['node-http'].reqPerSec, 2);
+    // Ratios come from the baseline measured again right before the scenario.
+    expect(s.baselineFigures.total).toBeGreaterThan(0);
+    expect(s.baselineFigures).not.toBe(report.baselines['node-http']);
+    expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
     expect(Number.isFinite(s.p99Ratio)).toBe(true);
+  });
+
+  it('with adjacent baselines off, uses the run\'s first baseline', async () => {
+    const report = await runBench({
+      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      durationMs: 1000,
+      connections: 8,
+      only: ['express-json'],
+      adjacentBaselines: false,
+    });
+    const s = report.scenarios[0]!;
+    expect(s.baselineFigures).toBe(report.baselines['node-http']);
+    expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / report.baselines['node-http'].reqPerSec, 2);
   });
 
   it('rejects an unknown BENCH_ONLY name before measuring anything', async () => {

@@ -5,6 +5,8 @@
 //   BENCH_CONNECTIONS=32   autocannon connections / function workers
 //   BENCH_ONLY=a,b         only these scenarios (baselines always run)
 //   BENCH_RESULTS_DIR      where the JSON goes (default bench/results)
+//   BENCH_ADJACENT=1       measure each scenario's baseline again right before it and
+//                          compute its ratios from that (0: from the run's first baselines)
 //   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
 //                          (default postgresql://postgres@127.0.0.1:5432/postgres)
 //
@@ -14,7 +16,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
+import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
 import { measureTarget, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
@@ -26,6 +28,9 @@ export interface ScenarioResult extends Figures {
   readonly name: string;
   readonly description: string;
   readonly baseline: BaselineName;
+  /** The baseline figures the ratios are computed from (measured right before the
+   * scenario, or the run's first ones when adjacent baselines are off). */
+  readonly baselineFigures: Figures;
   /** reqPerSec / baseline reqPerSec (higher is better). */
   readonly throughputRatio: number;
   /** p99 / baseline p99 (lower is better). */
@@ -88,6 +93,12 @@ export async function runBench(options: {
   only?: readonly string[];
   log?: (message: string) => void;
   scenariosDir?: string;
+  /**
+   * Measure the scenario's baseline again right before it (default true). On a shared or
+   * noisy machine throughput drifts by tens of percent within minutes; a baseline taken
+   * next to its scenario keeps that drift out of the ratio.
+   */
+  adjacentBaselines?: boolean;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
   const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, log };
@@ -107,8 +118,13 @@ export async function runBench(options: {
   for (const s of selected) {
     log(`scenario ${s.name}: ${s.description}`);
     try {
+      let base = baselines[s.baseline];
+      if (options.adjacentBaselines ?? true) {
+        log(`baseline ${s.baseline} again, next to ${s.name}`);
+        base = await runOne(BASELINES[s.baseline], ctx);
+      }
       const figures = await runOne(s, ctx);
-      results.push({ name: s.name, description: s.description, baseline: s.baseline, ...figures, ...ratios(figures, baselines[s.baseline]) });
+      results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...figures, ...ratios(figures, base) });
     } catch (err) {
       failed.push({ name: s.name, error: (err as Error).message });
       log(`scenario ${s.name} failed: ${(err as Error).message}`);
@@ -133,10 +149,20 @@ export function formatReport(report: BenchReport): string {
     rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), '1.000', '1.000', String(f.failures)]);
   }
   for (const s of report.scenarios) {
-    rows.push([s.name, s.baseline, fmt(s.reqPerSec), fmt(s.p50Ms, 2), fmt(s.p99Ms, 2), fmt(s.throughputRatio, 3), fmt(s.p99Ratio, 3), String(s.failures)]);
+    rows.push([
+      s.name,
+      s.baseline,
+      fmt(s.reqPerSec),
+      fmt(s.p50Ms, 2),
+      fmt(s.p99Ms, 2),
+      fmt(s.throughputRatio, 3),
+      fmt(s.p99Ratio, 3),
+      String(s.failures),
+      `${fmt(s.baselineFigures.reqPerSec)} / ${fmt(s.baselineFigures.p99Ms, 2)}`,
+    ]);
   }
-  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '']);
-  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors'];
+  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '']);
+  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors', 'baseline req/s / p99 ms'];
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
@@ -151,6 +177,7 @@ const benchEnv = z.object({
     .optional()
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
   BENCH_RESULTS_DIR: z.string().min(1).default(join(BENCH_DIR, 'results')),
+  BENCH_ADJACENT: booleanEnv(true),
 });
 
 async function main(): Promise<number> {
@@ -170,6 +197,7 @@ async function main(): Promise<number> {
     durationMs: env.BENCH_DURATION,
     connections: env.BENCH_CONNECTIONS,
     only: env.BENCH_ONLY,
+    adjacentBaselines: env.BENCH_ADJACENT,
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
