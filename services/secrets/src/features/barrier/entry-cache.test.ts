@@ -264,18 +264,29 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(cache.stats.size).toBe(0);
   });
 
-  it('expires entries after the TTL', async () => {
+  it('expires each entry between half the TTL and the TTL (spread, so they do not all expire at once)', async () => {
     let now = 1000;
     const { db, make } = setup({ ttlMs: 5000, now: () => now });
     const cache = make();
-    await cache.put('k', b('1'));
-    await cache.get('k', { cached: true });
-    now += 4999;
-    await cache.get('k', { cached: true });
-    expect(db.calls.get).toBe(1);
-    now += 1;
-    await cache.get('k', { cached: true });
-    expect(db.calls.get).toBe(2);
+    const lives: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const path = `k/${i}`;
+      await cache.put(path, b('1'));
+      const start = now;
+      await cache.get(path, { cached: true });
+      const calls = db.calls.get;
+      // Find when it is read again (1 ms steps would be slow: 50 ms steps).
+      while (db.calls.get === calls) {
+        now += 50;
+        await cache.get(path, { cached: true });
+      }
+      lives.push(now - start);
+    }
+    for (const life of lives) {
+      expect(life).toBeGreaterThanOrEqual(2500);
+      expect(life).toBeLessThanOrEqual(5050);
+    }
+    expect(new Set(lives).size).toBeGreaterThan(5);
   });
 
   it('stays within its byte budget (least recently used out first) and skips values too big for it', async () => {

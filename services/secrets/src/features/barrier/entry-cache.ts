@@ -23,7 +23,10 @@ export const ENTRY_CHANNEL = 'secrets.entries';
 export interface EntryCacheOptions {
   /** Upper bound of cached bytes (ciphertext + path); 0 disables the cache. */
   maxBytes: number;
-  /** How long an entry may be served without a re-read (ms); bounds a lost invalidation. */
+  /**
+   * Longest time an entry may be served without a re-read (ms; each entry's own life is
+   * drawn between half of it and all of it); bounds a lost invalidation.
+   */
   ttlMs: number;
   now?: () => number;
 }
@@ -216,7 +219,9 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       });
       if (slot.version === started.version && epoch === started.epoch) {
         const size = ITEM_OVERHEAD + path.length + (prefix?.length ?? 0) + (loaded.value?.length ?? 0) + (loaded.last ? loaded.last.path.length + loaded.last.value.length : 0);
-        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + ttlMs });
+        // Each entry lives between half the TTL and all of it: entries cached together (a
+        // warm-up, a restart) do not all expire, and hit the database, together.
+        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + ttlMs * (0.5 + Math.random() / 2) });
       }
       return loaded;
     } finally {
