@@ -36,7 +36,7 @@ export interface CachedEntryStore extends EntryStore {
   start(): Promise<void>;
   /** Drops everything (seal, unseal, bus reconnect). */
   purge(): void;
-  readonly stats: { hits: number; misses: number; readonly size: number; readonly bytes: number };
+  readonly stats: { hits: number; misses: number; refreshes: number; readonly size: number; readonly bytes: number };
 }
 
 interface Loaded {
@@ -58,6 +58,8 @@ interface Item {
   readonly last: RawEntry | null;
   readonly bytes: number;
   readonly until: number;
+  /** From here on a hit also starts a background re-read (refresh ahead). */
+  readonly refreshAt: number;
 }
 
 interface Message {
@@ -88,6 +90,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   const stats = {
     hits: 0,
     misses: 0,
+    refreshes: 0,
     get size() {
       return items.size;
     },
@@ -190,9 +193,10 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   }
 
   /**
-   * A cacheable read: served from the cache when fresh; else one load per path at a time
-   * (misses arriving while it runs share it, unless an invalidation came in between: they
-   * start their own), cached unless invalidated meanwhile.
+   * A cacheable read: served from the cache when fresh, else loaded (see `load`). An entry
+   * past half its life is still served, and its hit starts a background re-read: an entry
+   * in use is replaced before it expires, so its readers do not wait for the database,
+   * and none is ever served past its TTL.
    */
   async function read(path: string, prefix: string | null, load: () => Promise<Loaded>): Promise<Loaded> {
     const t = now();
@@ -202,9 +206,22 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       items.delete(path);
       items.set(path, hit);
       stats.hits++;
+      if (hit.refreshAt <= t && !slots.get(path)?.load) {
+        stats.refreshes++;
+        // A failed refresh changes nothing: the entry expires as it would have.
+        loadShared(path, prefix, load, t).catch(() => undefined);
+      }
       return hit;
     }
     stats.misses++;
+    return loadShared(path, prefix, load, t);
+  }
+
+  /**
+   * One load per path at a time: callers arriving while it runs share it, unless an
+   * invalidation came in between (they start their own). Cached unless invalidated meanwhile.
+   */
+  async function loadShared(path: string, prefix: string | null, load: () => Promise<Loaded>, t: number): Promise<Loaded> {
     let slot = slots.get(path);
     if (!slot) slots.set(path, (slot = { version: 0, readers: 0, load: null }));
     slot.readers++;
@@ -221,7 +238,8 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
         const size = ITEM_OVERHEAD + path.length + (prefix?.length ?? 0) + (loaded.value?.length ?? 0) + (loaded.last ? loaded.last.path.length + loaded.last.value.length : 0);
         // Each entry lives between half the TTL and all of it: entries cached together (a
         // warm-up, a restart) do not all expire, and hit the database, together.
-        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + ttlMs * (0.5 + Math.random() / 2) });
+        const life = ttlMs * (0.5 + Math.random() / 2);
+        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + life, refreshAt: t + life / 2 });
       }
       return loaded;
     } finally {
