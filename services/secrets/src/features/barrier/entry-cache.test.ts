@@ -339,8 +339,10 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(db.calls.get).toBe(calls + 3);
   });
 
-  it('maxBytes 0 disables it: every read reaches the database', async () => {
-    const { db, make } = setup({ maxBytes: 0 });
+  it('maxBytes 0 disables it: every read reaches the database, and its writes are still announced to replicas that cache', async () => {
+    const { db, make, bus } = setup({ maxBytes: 0 });
+    const seen: string[] = [];
+    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(m));
     const cache = make();
     await cache.start();
     await cache.put('k', b('1'));
@@ -350,5 +352,11 @@ describe('physical cache (entry-cache.ts)', () => {
     await cache.getWithLast('k', 'v/');
     expect(db.calls).toEqual({ get: 2, getWithLast: 2 });
     expect(cache.stats.size).toBe(0);
+    await settle();
+    expect(seen.map((m) => (JSON.parse(m) as { paths: string[] }).paths)).toEqual([['k']]);
+    // A transaction that wrote nothing announces nothing.
+    await cache.transaction(async (tx) => tx.get('k'));
+    await settle();
+    expect(seen).toHaveLength(1);
   });
 });

@@ -176,10 +176,15 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     for (const p of prefixes) pending.prefixes.add(p);
   }
 
+  // Disabled here (maxBytes 0) still announces its writes: other replicas may cache.
+  const enabled = maxBytes > 0;
+
   function invalidate(paths: readonly string[], prefixes: readonly string[] = []): void {
-    if (maxBytes <= 0) return;
-    for (const p of paths) touchPath(p);
-    for (const p of prefixes) touchPrefix(p);
+    if (paths.length === 0 && prefixes.length === 0) return;
+    if (enabled) {
+      for (const p of paths) touchPath(p);
+      for (const p of prefixes) touchPrefix(p);
+    }
     publish(paths, prefixes);
   }
 
@@ -278,14 +283,11 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     };
   }
 
-  if (maxBytes <= 0) {
-    return { ...inner, start: async () => undefined, purge: () => undefined, stats };
-  }
-
   return {
     stats,
     purge,
     async start() {
+      if (!enabled) return;
       await bus.subscribe(ENTRY_CHANNEL, (raw) => {
         let message: Message;
         try {
@@ -302,13 +304,13 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       bus.onReconnect(purge);
     },
     async get(path, options) {
-      if (!options?.cached) return inner.get(path);
+      if (!enabled || !options?.cached) return inner.get(path);
       const r = await read(path, null, async () => ({ value: await inner.get(path), last: null }));
       return r.value;
     },
     getMany: (paths) => inner.getMany(paths),
     async getWithLast(path, prefix) {
-      if (!prefix.endsWith('/')) return inner.getWithLast(path, prefix);
+      if (!enabled || !prefix.endsWith('/')) return inner.getWithLast(path, prefix);
       const r = await read(path, prefix, async () => {
         const { entry, last } = await inner.getWithLast(path, prefix);
         return { value: entry, last };
