@@ -2,14 +2,19 @@
 // against the real PostgreSQL.
 import { runBench } from './run';
 
+/** One short run of `express-json` against the real PostgreSQL. */
+const runExpress = (adjacentBaselines?: boolean) =>
+  runBench({
+    databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+    durationMs: 1000,
+    connections: 8,
+    only: ['express-json'],
+    ...(adjacentBaselines === undefined ? {} : { adjacentBaselines }),
+  });
+
 describe('bench/run.ts', () => {
   it('measures the baselines and reports a scenario as ratios to its baseline', async () => {
-    const report = await runBench({
-      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-      durationMs: 1000,
-      connections: 8,
-      only: ['express-json'],
-    });
+    const report = await runExpress();
     expect(report.failed).toEqual([]);
     for (const f of Object.values(report.baselines)) {
       expect(f.total).toBeGreaterThan(0);
@@ -27,13 +32,7 @@ describe('bench/run.ts', () => {
   });
 
   it('with adjacent baselines off, uses the run\'s first baseline', async () => {
-    const report = await runBench({
-      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-      durationMs: 1000,
-      connections: 8,
-      only: ['express-json'],
-      adjacentBaselines: false,
-    });
+    const report = await runExpress(false);
     const s = report.scenarios[0]!;
     expect(s.baselineFigures).toBe(report.baselines['node-http']);
     expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / report.baselines['node-http'].reqPerSec, 2);

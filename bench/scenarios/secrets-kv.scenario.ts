@@ -12,7 +12,7 @@ import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/secrets/src/app';
 import { createEntryPool } from '../../services/secrets/src/features/barrier/barrier.store';
-import { defaultListener, envSchema } from '../../services/secrets/src/config';
+import { defaultListener, entryCacheOptions, envSchema } from '../../services/secrets/src/config';
 import { createSecretsServices } from '../../services/secrets/src/services';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase } from '../bench-database';
@@ -43,14 +43,9 @@ async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; rea
   const bus = redisUrl
     ? createRedisBus({ url: redisUrl, prefix: `bench:${name}:`, logger: createLogger({ service: 'secrets-bench', level: 'error' }) })
     : createMemoryBus();
-  const cacheMb = options.cache ? defaults.SECRETS_CACHE_MB : 0;
-  ctx.log(`secrets: bus ${redisUrl ? 'Redis' : 'in memory'}, physical cache ${cacheMb > 0 ? `${cacheMb} MiB` : 'disabled'}`);
-  const services = createSecretsServices({
-    prisma,
-    pool,
-    bus,
-    cache: { maxBytes: cacheMb * 1024 * 1024, ttlMs: defaults.SECRETS_CACHE_TTL },
-  });
+  const cache = entryCacheOptions(options.cache ? defaults : { ...defaults, SECRETS_CACHE_MB: 0 });
+  ctx.log(`secrets: bus ${redisUrl ? 'Redis' : 'in memory'}, physical cache ${options.cache ? `${defaults.SECRETS_CACHE_MB} MiB` : 'disabled'}`);
+  const services = createSecretsServices({ prisma, pool, bus, cache });
   await services.start();
   const init = await services.sys.initialize(1, 1);
   await services.sys.unseal(init.keys[0] as string, false);

@@ -276,6 +276,23 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       afterEach(async () => {
         for (const cleanup of cleanups.splice(0)) await cleanup();
       });
+      /** A store of its own whose bus deliveries are held back, and a reader of 'jobs' that counts its runs. */
+      async function heldBackStore() {
+        const gate = gatedBus(makeBus());
+        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
+        cleanups.push(async () => {
+          await store.close();
+          await gate.bus.close();
+        });
+        await store.ready();
+        gate.hold();
+        let count = 0;
+        const counting = async () => {
+          count++;
+          return { index: await store.currentIndex(['jobs']), value: null };
+        };
+        return { gate, store, counting, runs: () => count };
+      }
       it('answers at once when minIndex is 0 or absent, without registering a waiter', async () => {
         const { store } = ctx;
         let runs = 0;
@@ -327,24 +344,12 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       });
 
       it("wakes this process's readers at commit, without waiting for the bus", async () => {
-        const gate = gatedBus(makeBus());
-        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
-        cleanups.push(async () => {
-          await store.close();
-          await gate.bus.close();
-        });
-        await store.ready();
-        gate.hold();
-        let runs = 0;
-        const counting = async () => {
-          runs++;
-          return { index: await store.currentIndex(['jobs']), value: null };
-        };
+        const { gate, store, counting, runs } = await heldBackStore();
         const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, counting));
-        await waitFor(() => store.waiterCount() === 1 && runs === 1, 3000, 'the reader to block');
+        await waitFor(() => store.waiterCount() === 1 && runs() === 1, 3000, 'the reader to block');
         const { index } = await store.withWrite(['jobs'], async () => undefined);
         // The writer's continuation (its own response) comes first: readers wake on the next turn.
-        expect(runs).toBe(1);
+        expect(runs()).toBe(1);
         await waitFor(() => read.settled, 1000, 'the local wake-up');
         expect(read.value?.index).toBe(index);
         // The message did go out (for other processes); this one has nothing left to wake.
@@ -353,36 +358,24 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       });
 
       it("ignores the bus echo of a write its readers have already seen (no second read)", async () => {
-        const gate = gatedBus(makeBus());
-        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
-        cleanups.push(async () => {
-          await store.close();
-          await gate.bus.close();
-        });
-        await store.ready();
-        gate.hold();
-        let runs = 0;
-        const counting = async () => {
-          runs++;
-          return { index: await store.currentIndex(['jobs']), value: null };
-        };
+        const { gate, store, counting, runs } = await heldBackStore();
         const first = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, counting));
         await waitFor(() => store.waiterCount() === 1, 3000, 'the reader to block');
         const { index } = await store.withWrite(['jobs'], async () => undefined);
         expect((await first.promise).index).toBe(index);
-        expect(runs).toBe(2);
+        expect(runs()).toBe(2);
         // The client re-arms at the index it got, then the write's own message arrives.
         const again = track(store.blockingQuery({ minIndex: index, waitMs: 10_000, tables: ['jobs'] }, counting));
-        await waitFor(() => store.waiterCount() === 1 && runs === 3, 3000, 'the re-armed reader to block');
+        await waitFor(() => store.waiterCount() === 1 && runs() === 3, 3000, 'the re-armed reader to block');
         await waitFor(() => gate.heldCount() === 1, 3000, 'the echo');
         gate.release();
         await sleep(100);
-        expect(runs).toBe(3);
+        expect(runs()).toBe(3);
         expect(again.settled).toBe(false);
         // A later write still wakes it (locally, and its echo is ignored too).
         const next = await store.withWrite(['jobs'], async () => undefined);
         expect((await again.promise).index).toBe(next.index);
-        expect(runs).toBe(4);
+        expect(runs()).toBe(4);
       });
 
       it('is not released by a write to another table', async () => {

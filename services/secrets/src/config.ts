@@ -28,6 +28,11 @@ export const envSchema = z.object({
 
 export type SecretsEnv = z.output<typeof envSchema>;
 
+/** The physical cache's options from SECRETS_CACHE_MB / SECRETS_CACHE_TTL (maxBytes 0: disabled). */
+export function entryCacheOptions(env: Pick<SecretsEnv, 'SECRETS_CACHE_MB' | 'SECRETS_CACHE_TTL'>): { maxBytes: number; ttlMs: number } {
+  return { maxBytes: env.SECRETS_CACHE_MB * 1024 * 1024, ttlMs: env.SECRETS_CACHE_TTL };
+}
+
 export interface ListenerConfig {
   host: string;
   port: number;

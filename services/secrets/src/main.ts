@@ -8,7 +8,7 @@ import { createPrismaClient } from '@selfstack/db';
 import { createListener, installShutdown, type Listener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { buildApp } from './app';
-import { loadSecretsConfig } from './config';
+import { entryCacheOptions, loadSecretsConfig } from './config';
 import { createEntryPool } from './features/barrier/barrier.store';
 import { createSecretsServices, type SecretsServices } from './services';
 
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     prisma,
     pool,
     bus,
-    cache: { maxBytes: env.SECRETS_CACHE_MB * 1024 * 1024, ttlMs: env.SECRETS_CACHE_TTL },
+    cache: entryCacheOptions(env),
   });
   await services.start();
 

@@ -3,6 +3,7 @@
 import type { Bus } from '@selfstack/bus';
 import type { PrismaClient } from '@selfstack/db';
 import type { Pool } from 'pg';
+import { entryCacheOptions, envSchema } from './config';
 import { systemClock, type Clock } from './core/clock';
 import { createBarrier, type Barrier } from './features/barrier/barrier.service';
 import { createBarrierStore, createEntryStore } from './features/barrier/barrier.store';
@@ -15,8 +16,8 @@ import { createPolicyService, type PolicyService } from './features/policies/pol
 import { createSysService, type SysService } from './features/sys/sys.service';
 import { createTokenService, type TokenService } from './features/tokens/tokens.service';
 
-/** As the SECRETS_CACHE_MB / SECRETS_CACHE_TTL defaults (config.ts). */
-export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = { maxBytes: 32 * 1024 * 1024, ttlMs: 5000 };
+/** The physical cache as SECRETS_CACHE_MB / SECRETS_CACHE_TTL configure it by default. */
+export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchema.parse({}));
 
 export interface SecretsServices {
   barrier: Barrier;

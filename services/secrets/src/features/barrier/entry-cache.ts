@@ -147,7 +147,8 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
 
   function touchPrefix(prefix: string): void {
     epoch++;
-    for (const [path, item] of [...items]) {
+    // (Deleting the entry being visited is safe while iterating a Map.)
+    for (const [path, item] of items) {
       if (path.startsWith(prefix) || (item.prefix !== null && (item.prefix.startsWith(prefix) || prefix.startsWith(item.prefix)))) drop(path);
     }
   }
