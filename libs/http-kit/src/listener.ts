@@ -43,8 +43,8 @@ export const LINGER_MS = 2000;
 
 /**
  * A Duplex the http.Server reads framed (LIST-rewritten) bytes from and writes responses
- * through to the real socket. The socket-like methods http.Server and Express use are
- * delegated.
+ * through to the real socket, for a connection that has sent `LIST` (see createListener).
+ * The socket-like methods http.Server and Express use are delegated.
  */
 class FramedSocket extends Duplex {
   private readonly out: Buffer[] = [];
@@ -56,7 +56,7 @@ class FramedSocket extends Duplex {
   ) {
     // Strings go to the socket as they are (no intermediate Buffer copy).
     super({ allowHalfOpen: true, decodeStrings: false });
-    raw.on('data', (chunk: Buffer) => this.onRawData(chunk));
+    raw.on('data', (chunk: Buffer) => this.feed(chunk));
     raw.on('end', () => this.push(null));
     raw.on('error', (err) => this.destroy(err));
     raw.on('close', () => {
@@ -65,7 +65,8 @@ class FramedSocket extends Duplex {
     raw.on('timeout', () => this.emit('timeout'));
   }
 
-  private onRawData(chunk: Buffer): void {
+  /** Frames bytes read from the socket (also the bytes a takeover starts with). */
+  feed(chunk: Buffer): void {
     // Closing: what the client still sends is read and dropped (see linger()).
     if (this.lingering) return;
     const out = this.out;
@@ -258,14 +259,82 @@ export function prototypeClassesFor(app: unknown): { IncomingMessage: IncomingMe
   };
 }
 
+/** Node's own answers to a parse error it handles itself (node:_http_server socketOnError). */
+const CLIENT_ERROR_RESPONSES: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+};
+
+/** What node:http does with a client error when nobody listens for 'clientError'. */
+function defaultClientError(err: NodeJS.ErrnoException, socket: net.Socket | Duplex): void {
+  const message = (socket as { _httpMessage?: { _headerSent?: boolean } | null })._httpMessage;
+  if (socket.writable && (!message || !message._headerSent)) {
+    socket.write(`HTTP/1.1 ${CLIENT_ERROR_RESPONSES[err.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+  }
+  socket.destroy(err);
+}
+
+const LIST_START = Buffer.from('LI', 'latin1');
+
+/**
+ * The bytes a `LIST` request starts with, from the parse error node:http raised on it, or
+ * null if the error is not that. llhttp rejects `LIST` at its `S` (`L` and `LI` begin
+ * `LINK`), so the request starts two bytes before the error; when those arrived in an
+ * earlier read, they are known (`L` or `LI`) and put back.
+ */
+export function listRequestStart(err: { code?: string; bytesParsed?: number; rawPacket?: Buffer }): Buffer | null {
+  const { bytesParsed, rawPacket } = err;
+  if (err.code !== 'HPE_INVALID_METHOD' || typeof bytesParsed !== 'number' || !Buffer.isBuffer(rawPacket)) return null;
+  if (bytesParsed < 0 || bytesParsed > rawPacket.length) return null;
+  const missing = Math.max(0, 2 - bytesParsed);
+  const start = missing > 0 ? Buffer.concat([LIST_START.subarray(0, missing), rawPacket]) : rawPacket.subarray(bytesParsed - 2);
+  const n = Math.min(5, start.length);
+  for (let i = 0; i < n; i++) if (start[i] !== 'LIST '.charCodeAt(i)) return null;
+  return start;
+}
+
+const NODE_SOCKET_EVENTS = ['data', 'end', 'close', 'drain', 'error', 'timeout', 'resume', 'pause'] as const;
+type SocketListeners = Array<[string, (...args: unknown[]) => void]>;
+
+interface HttpCommon {
+  freeParser?: (parser: unknown, req: unknown, socket: unknown) => void;
+}
+// node:http's own parser release (unconsume, detach, back to its pool), as it does on an
+// upgrade; a manual detach if a later Node stops exporting it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const httpCommon = require('_http_common') as HttpCommon;
+
+interface ConnectionState {
+  active: number;
+  /** node:http's listeners on the socket (removed when the connection is taken over). */
+  nodeListeners: SocketListeners;
+  /** A LIST arrived: the bytes waiting for the framed path, until in-flight responses end. */
+  takeover: Buffer[] | null;
+  framed: FramedSocket | null;
+}
+
 /**
  * Listens with a LIST-capable HTTP/1.1 front end (keep-alive and pipelining included).
  * `app` is any request listener, typically an Express app.
+ *
+ * A connection starts on node:http's own path: its C++ parser reads the socket directly,
+ * as in any Node server. llhttp does not know `LIST` (reference 0.1) and raises a parse
+ * error at it; the listener then takes the connection over: node:http's parser and
+ * listeners are detached (after the responses to earlier pipelined requests have ended),
+ * and from the `LIST` on the connection's bytes pass through RequestFramer, which rewrites
+ * `LIST` to `GET` plus a secret marker header, into the same http.Server. Any other parse
+ * error is answered as node:http answers it (400 and close).
+ *
+ * Also on node:http's path: an orderly close after a response lingers (as the framed path
+ * does), and a body still arriving after its response ended (node:http reads and drops
+ * it) is cut off past `maxRequestBytes`.
  */
 export function createListener(app: RequestListener, options: ListenerOptions): Promise<Listener> {
   const secret = randomBytes(16).toString('hex');
   const markerLine = Buffer.from(`${LIST_MARKER_HEADER}: ${secret}\r\n`, 'latin1');
-  const connections = new Map<net.Socket, { active: number }>();
+  const maxBody = options.maxRequestBytes ?? -1;
+  const connections = new Map<net.Socket, ConnectionState>();
   const inflight = new Set<ServerResponse>();
   let closing = false;
   let onDrained: (() => void) | undefined;
@@ -276,8 +345,9 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
 
   const server = http.createServer({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 5000, ...prototypeClassesFor(app) }, (req, res) => {
     stripMarker(req, secret);
-    const raw = (req.socket as unknown as FramedSocket).raw as net.Socket | undefined;
-    const state = raw ? connections.get(raw) : undefined;
+    const socket = req.socket as net.Socket | FramedSocket;
+    const raw = socket instanceof FramedSocket ? socket.raw : socket;
+    const state = connections.get(raw);
     if (state) state.active++;
     inflight.add(res);
     // During shutdown, answer but do not keep the connection.
@@ -285,28 +355,169 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     res.once('close', () => {
       inflight.delete(res);
       if (state) {
+        if (maxBody >= 0 && !req.complete && !state.framed) capDroppedBody(req, raw);
         state.active--;
-        if (closing && state.active === 0 && raw) endSoon(raw);
+        if (state.active === 0) {
+          if (state.takeover) takeOver(raw, state);
+          else if (closing) endSoon(raw);
+        }
       }
     });
     app(req, res);
   });
+
+  /**
+   * After its response, node:http reads and drops the rest of a request body nobody read;
+   * past the connection's cap the connection is closed instead (lingering, so the
+   * response already written is not lost to a reset). Counting needs the bytes in
+   * JavaScript: a 'data' listener moves node:http's parser from reading the socket itself
+   * to reading its 'data' events (node:http does that for any such listener), for the rest
+   * of this connection.
+   */
+  function capDroppedBody(req: IncomingMessage, raw: net.Socket): void {
+    let seen = 0;
+    const count = (chunk: Buffer) => {
+      if (req.complete) {
+        raw.removeListener('data', count);
+        return;
+      }
+      seen += chunk.length;
+      if (seen > maxBody) {
+        raw.removeListener('data', count);
+        lingerNative(raw);
+      }
+    };
+    raw.on('data', count);
+  }
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket | Duplex) => {
+    const state = socket instanceof net.Socket ? connections.get(socket) : undefined;
+    // Waiting for a takeover: node:http's end-of-input check on its stopped parser.
+    if (state?.takeover) return;
+    const start = state && !state.framed ? listRequestStart(err) : null;
+    if (!state || !start) {
+      defaultClientError(err, socket);
+      return;
+    }
+    // Stop node:http's parser (it would raise the same error on every later read) and
+    // keep what arrives for the framed path.
+    // What follows stays in the kernel's buffer (backpressure on the client) until then.
+    const raw = socket as net.Socket;
+    stopNodeParser(raw, state);
+    setReading(raw, false);
+    state.takeover = [start];
+    // Not from inside the parser's own callback; and only once earlier pipelined
+    // requests on this connection have been answered (their responses go out first).
+    setImmediate(() => {
+      if (state.active === 0) takeOver(raw, state);
+    });
+  });
+
+  /**
+   * Starts or stops reading the socket's handle, as node:http does for a socket its parser
+   * consumes (net's own pause/resume do not reach the handle then: its Readable still
+   * counts the read it started before the parser took the handle over).
+   */
+  function setReading(raw: net.Socket, on: boolean): void {
+    const handle = (raw as unknown as { _handle?: { reading: boolean; readStart(): number; readStop(): number } | null })._handle;
+    if (!handle || handle.reading === on || raw.destroyed) return;
+    handle.reading = on;
+    if (on) handle.readStart();
+    else handle.readStop();
+  }
+
+  /** Detaches node:http's parser and its data listener from a socket (the rest stay). */
+  function stopNodeParser(raw: net.Socket, state: ConnectionState): void {
+    const parser = (raw as { parser?: { _consumed?: boolean; unconsume?: () => void } | null }).parser;
+    if (parser?._consumed) {
+      parser.unconsume?.();
+      parser._consumed = false;
+    }
+    state.nodeListeners = state.nodeListeners.filter(([event, fn]) => {
+      if (event !== 'data' && event !== 'resume' && event !== 'pause') return true;
+      raw.removeListener(event, fn);
+      return false;
+    });
+  }
+
+  /** Releases everything node:http attached to the socket. */
+  function detachNode(raw: net.Socket, state: ConnectionState): void {
+    stopNodeParser(raw, state);
+    for (const [event, fn] of state.nodeListeners) raw.removeListener(event, fn);
+    state.nodeListeners = [];
+    const parser = (raw as { parser?: unknown }).parser;
+    if (parser) {
+      if (typeof httpCommon.freeParser === 'function') httpCommon.freeParser(parser, null, raw);
+      else (raw as { parser?: unknown }).parser = null;
+    }
+    // node:http's wrappers of on/addListener/prependListener and its setEncoding guard.
+    for (const own of ['on', 'addListener', 'prependListener', 'setEncoding', 'destroySoon']) {
+      if (Object.prototype.hasOwnProperty.call(raw, own)) delete (raw as unknown as Record<string, unknown>)[own];
+    }
+    // node:http's keep-alive timer; the framed connection sets its own.
+    raw.setTimeout(0);
+  }
+
+  function takeOver(raw: net.Socket, state: ConnectionState): void {
+    const pending = state.takeover;
+    if (!pending || state.framed || raw.destroyed || (raw as { lingering?: boolean }).lingering) return;
+    // All synchronous: no read can land between the collector and the framed socket.
+    detachNode(raw, state);
+    state.takeover = null;
+    const framed = new FramedSocket(raw, new RequestFramer({ markerLine, maxBodyBytes: options.maxRequestBytes }));
+    state.framed = framed;
+    server.emit('connection', framed);
+    for (const chunk of pending) framed.feed(chunk);
+    if (raw.readableEnded) framed.push(null);
+    else setReading(raw, true);
+  }
+
+  /**
+   * Lingering close on node:http's path (node:http calls destroySoon after a response that
+   * closes the connection): half-close after the pending writes, stop parsing, read and
+   * drop what still arrives, and release the socket when the client closes or after
+   * LINGER_MS. As FramedSocket.linger.
+   */
+  function lingerNative(raw: net.Socket): void {
+    const state = connections.get(raw);
+    if (!state || state.framed || (raw as { lingering?: boolean }).lingering) return;
+    (raw as { lingering?: boolean }).lingering = true;
+    state.takeover = null;
+    if (raw.readableEnded || raw.destroyed) {
+      endSoon(raw);
+      return;
+    }
+    stopNodeParser(raw, state);
+    raw.on('data', () => undefined);
+    setReading(raw, true);
+    const timer = setTimeout(() => raw.destroy(), LINGER_MS);
+    timer.unref();
+    raw.once('close', () => clearTimeout(timer));
+    raw.once('end', () => raw.destroy());
+    raw.end();
+  }
 
   const netServer = net.createServer({ noDelay: true }, (raw) => {
     if (closing) {
       raw.destroy();
       return;
     }
-    connections.set(raw, { active: 0 });
     raw.once('close', () => {
       connections.delete(raw);
       checkDrained();
     });
     raw.on('error', () => {
-      // Reported through the FramedSocket; this listener only prevents an unhandled 'error'.
+      // node:http (or the FramedSocket) reports errors; this only prevents an unhandled 'error'.
     });
-    const framer = new RequestFramer({ markerLine, maxBodyBytes: options.maxRequestBytes });
-    server.emit('connection', new FramedSocket(raw, framer));
+    const before = NODE_SOCKET_EVENTS.map((event) => raw.listeners(event));
+    server.emit('connection', raw);
+    const nodeListeners: SocketListeners = [];
+    NODE_SOCKET_EVENTS.forEach((event, i) => {
+      const had = before[i] as unknown[];
+      for (const fn of raw.listeners(event)) if (!had.includes(fn)) nodeListeners.push([event, fn as (...args: unknown[]) => void]);
+    });
+    connections.set(raw, { active: 0, nodeListeners, takeover: null, framed: null });
+    (raw as { destroySoon: () => void }).destroySoon = () => lingerNative(raw);
   });
 
   return new Promise<Listener>((resolve, reject) => {

@@ -2,7 +2,7 @@ import express from 'express';
 import http from 'node:http';
 import net from 'node:net';
 import { z } from 'zod';
-import { createKitApp, createListener, definePath, mountPaths, prototypeClassesFor, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
+import { createKitApp, createListener, definePath, listRequestStart, mountPaths, prototypeClassesFor, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
 import { RawClient } from './raw-http';
 import { capturedLogger, sampleTable } from './sample-table';
 
@@ -38,8 +38,23 @@ describe('createListener', () => {
           }),
       },
     });
+    // Which path the request came through: node:http's own parser on the TCP socket, or
+    // the framed path a connection is moved to once it sends LIST. `slow` answers after
+    // 50 ms, so requests pipelined behind it are still waiting when a LIST arrives.
+    const via = definePath({
+      pattern: 'via/:name',
+      summary: 'reports the socket type',
+      fields: { name: { in: 'path', schema: z.string(), description: 'name' } },
+      operations: {
+        read: async (ctx) => {
+          if (ctx.params.name === 'slow') await new Promise((r) => setTimeout(r, 50));
+          return { name: ctx.params.name, method: ctx.method, native: ctx.req.socket instanceof net.Socket };
+        },
+        list: (ctx) => ({ name: ctx.params.name, method: ctx.method, native: ctx.req.socket instanceof net.Socket }),
+      },
+    });
     const app = createKitApp({ service: 'secrets', logger, errorFlavour: 'vault', jsonWithoutContentType: true, maxRequestBytes: 1024, metrics: false }, (a) => {
-      mountPaths(a, [echo, wait], { prefix: '/v1' });
+      mountPaths(a, [echo, wait, via], { prefix: '/v1' });
       mountPaths(a, sampleTable(), { prefix: '/v1/secret' });
     });
     listener = await createListener(app, { port: 0, host: '127.0.0.1', maxRequestBytes: 64 * 1024 });
@@ -62,6 +77,83 @@ describe('createListener', () => {
     expect(JSON.parse(second?.body ?? '')).toEqual({ method: 'GET', op: 'read', marker: null });
     expect(c.closed).toBe(false);
     c.destroy();
+  });
+
+  it('serves ordinary requests on node:http\'s own parser and moves a connection to the framed path at its first LIST', async () => {
+    const c = new RawClient(listener.port);
+    c.write('GET /v1/via/a HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(JSON.parse((await c.read(1))[0]?.body ?? '')).toEqual({ name: 'a', method: 'GET', native: true });
+    c.write('LIST /v1/via/b HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(JSON.parse((await c.read(1))[0]?.body ?? '')).toEqual({ name: 'b', method: 'LIST', native: false });
+    c.write('GET /v1/via/c HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(JSON.parse((await c.read(1))[0]?.body ?? '')).toEqual({ name: 'c', method: 'GET', native: false });
+    expect(c.closed).toBe(false);
+    c.destroy();
+    // Other connections are not affected.
+    const d = new RawClient(listener.port);
+    d.write('GET /v1/via/d HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(JSON.parse((await d.read(1))[0]?.body ?? '')).toEqual({ name: 'd', method: 'GET', native: true });
+    d.destroy();
+  });
+
+  it('a LIST pipelined behind requests still being answered waits for them; answers stay in order', async () => {
+    const c = new RawClient(listener.port);
+    c.write(
+      'GET /v1/via/slow HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /v1/via/slow HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'LIST /v1/via/after HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /v1/via/last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    const responses = await c.read(4);
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(responses.map((r) => JSON.parse(r.body) as unknown)).toEqual([
+      { name: 'slow', method: 'GET', native: true },
+      { name: 'slow', method: 'GET', native: true },
+      { name: 'after', method: 'LIST', native: false },
+      { name: 'last', method: 'GET', native: false },
+    ]);
+    await c.waitClosed();
+  });
+
+  it.each([
+    ['L', 'IST /v1/via/split HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['LI', 'ST /v1/via/split HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['LIS', 'T /v1/via/split HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['LIST /v1/via/sp', 'lit HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ])('a LIST split across reads (%j first) is answered', async (first, rest) => {
+    const c = new RawClient(listener.port);
+    c.write('GET /v1/via/before HTTP/1.1\r\nHost: x\r\n\r\n');
+    await c.read(1);
+    c.write(first);
+    await new Promise((r) => setTimeout(r, 30));
+    c.write(rest);
+    const [res] = await c.read(1);
+    expect(res?.status).toBe(200);
+    expect(JSON.parse(res?.body ?? '')).toEqual({ name: 'split', method: 'LIST', native: false });
+    c.destroy();
+  });
+
+  it('cuts off a request body still arriving after its response once it passes the connection cap', async () => {
+    // GET ignores its body: the response ends while the client is still sending, and
+    // node:http reads and drops the rest; past the 64 KiB cap the connection is closed.
+    const c = new RawClient(listener.port);
+    c.write('GET /v1/via/body HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n');
+    const [res] = await c.read(1);
+    expect(res?.status).toBe(200);
+    expect(c.closed).toBe(false);
+    const chunk = `4000\r\n${'z'.repeat(0x4000)}\r\n`;
+    for (let i = 0; i < 8 && !c.closed; i++) {
+      c.write(chunk);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await c.waitClosed(LINGER_MS + 2000);
+    // Under the cap, the connection stays usable.
+    const d = new RawClient(listener.port);
+    d.write('GET /v1/via/small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n');
+    expect((await d.read(1))[0]?.status).toBe(200);
+    d.write(`${chunk}0\r\n\r\nGET /v1/via/next HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(JSON.parse((await d.read(1))[0]?.body ?? '')).toEqual({ name: 'next', method: 'GET', native: true });
+    d.destroy();
   });
 
   it('handles pipelined LIST, chunked POST and LIST in one write', async () => {
@@ -187,6 +279,30 @@ describe('createListener', () => {
     }
   });
 
+  it('after a response that closes the connection, reads and drops what the client still sends instead of resetting', async () => {
+    // Closing a socket with unread bytes makes the kernel answer with a reset, which can
+    // destroy a response the client has not read yet; the listener half-closes and keeps
+    // reading instead, so a client still sending sees its writes succeed and a clean end.
+    const socket = net.connect({ port: listener.port, host: '127.0.0.1', allowHalfOpen: true });
+    let error: Error | null = null;
+    let text = '';
+    let ended = false;
+    socket.on('error', (e) => (error = e));
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('end', () => (ended = true));
+    socket.write(`PUT /v1/echo/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${16 * 1024 * 1024}\r\n\r\n`);
+    for (let i = 0; i < 100 && !ended; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(ended).toBe(true);
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    for (let i = 0; i < 20; i++) {
+      socket.write(Buffer.alloc(64 * 1024, 0x20));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise<void>((resolve) => socket.end(resolve));
+    await new Promise((r) => socket.once('close', r));
+    expect(error).toBeNull();
+  });
+
   it('a body over the connection cap still gets the app\'s 413 when the cap equals the app limit', async () => {
     const { logger } = capturedLogger();
     const app = createKitApp({ service: 'scheduler', logger, errorFlavour: 'nomad', maxRequestBytes: 1024, metrics: false }, (a) => {
@@ -249,6 +365,33 @@ describe('createListener', () => {
         s.on('error', reject);
       }),
     ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('listRequestStart (where a LIST node:http rejected begins)', () => {
+  const err = (raw: string, bytesParsed: number, code = 'HPE_INVALID_METHOD') => ({ code, bytesParsed, rawPacket: Buffer.from(raw, 'latin1') });
+  const text = (b: Buffer | null) => (b === null ? null : b.toString('latin1'));
+
+  it('finds the request two bytes before the error (llhttp stops at the S)', () => {
+    expect(text(listRequestStart(err('LIST /a HTTP/1.1\r\n\r\n', 2)))).toBe('LIST /a HTTP/1.1\r\n\r\n');
+    const pipelined = 'GET /a HTTP/1.1\r\nHost: x\r\n\r\nLIST /b HTTP/1.1\r\n\r\n';
+    expect(text(listRequestStart(err(pipelined, pipelined.indexOf('LIST') + 2)))).toBe('LIST /b HTTP/1.1\r\n\r\n');
+  });
+
+  it('puts back the L or LI an earlier read carried', () => {
+    expect(text(listRequestStart(err('IST /a HTTP/1.1\r\n\r\n', 1)))).toBe('LIST /a HTTP/1.1\r\n\r\n');
+    expect(text(listRequestStart(err('ST /a HTTP/1.1\r\n\r\n', 0)))).toBe('LIST /a HTTP/1.1\r\n\r\n');
+    expect(text(listRequestStart(err('LIS', 2)))).toBe('LIS');
+  });
+
+  it('is null for anything else', () => {
+    expect(listRequestStart(err('LIX /a HTTP/1.1\r\n\r\n', 2))).toBeNull();
+    expect(listRequestStart(err('LISTEN /a HTTP/1.1\r\n\r\n', 2))).toBeNull();
+    expect(listRequestStart(err('list /a HTTP/1.1\r\n\r\n', 0))).toBeNull();
+    expect(listRequestStart(err('FOO /a HTTP/1.1\r\n\r\n', 0))).toBeNull();
+    expect(listRequestStart(err('LIST /a HTTP/1.1\r\n\r\n', 2, 'HPE_INVALID_URL'))).toBeNull();
+    expect(listRequestStart({ code: 'HPE_INVALID_METHOD' })).toBeNull();
+    expect(listRequestStart(err('LIST', 9))).toBeNull();
   });
 });
 
