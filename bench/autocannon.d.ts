@@ -6,14 +6,21 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string;
-    /** Called before each send of this request; returns what to send. */
-    setupRequest?: (req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
+    /**
+     * Called before each send of this request; returns what to send. With `workers`, the
+     * path of a CommonJS module exporting that function (loaded in the worker thread).
+     */
+    setupRequest?: ((req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest) | string;
+    /** Other members are passed through to setupRequest. */
+    [extra: string]: unknown;
   }
   interface AutocannonOptions {
     url: string;
     connections?: number;
     duration?: number;
     pipelining?: number;
+    /** Worker threads sending the load (connections are split between them). */
+    workers?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;

@@ -40,7 +40,7 @@ describe('bench statistics', () => {
 });
 
 describe('measureHttp', () => {
-  it('sends a path computed per request when the spec has pathFor', async () => {
+  it('sends a random key per request when the spec has keys', async () => {
     const seen = new Map<string, number>();
     const server = http.createServer((req, res) => {
       seen.set(req.url ?? '', (seen.get(req.url ?? '') ?? 0) + 1);
@@ -48,16 +48,39 @@ describe('measureHttp', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      let n = 0;
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
       const figures = await measureHttp(
-        { kind: 'http', url, requests: [{ method: 'GET', path: '/fixed', pathFor: () => `/k-${n++ % 3}` }] },
+        { kind: 'http', url, requests: [{ method: 'GET', path: '/k-{key}/x{key}', keys: 3 }] },
         { durationMs: 1000, connections: 2 },
       );
       expect(figures.failures).toBe(0);
-      expect([...seen.keys()].sort()).toEqual(['/k-0', '/k-1', '/k-2']);
-      expect(seen.has('/fixed')).toBe(false);
+      // Every placeholder replaced by the same key; all three keys drawn, roughly evenly.
+      expect([...seen.keys()].sort()).toEqual(['/k-0/x0', '/k-1/x1', '/k-2/x2']);
+      const counts = [...seen.values()];
+      const total = counts.reduce((a, b) => a + b, 0);
+      expect(total).toBeGreaterThan(300);
+      for (const c of counts) expect(c / total).toBeGreaterThan(0.2);
     } finally {
+      server.close();
+    }
+  });
+
+  it('sends the load from its own thread (the server\'s event loop holds only the server side of each connection)', async () => {
+    const server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const counts: number[] = [];
+    const sample = setInterval(() => counts.push(process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length), 100);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const figures = await measureHttp({ kind: 'http', url }, { durationMs: 1000, connections: 4 });
+      expect(figures.failures).toBe(0);
+      expect(figures.total).toBeGreaterThan(100);
+      // 4 accepted sockets (plus the listening one); the 4 client sockets live in the worker.
+      expect(counts.length).toBeGreaterThan(3);
+      expect(Math.max(...counts)).toBeLessThanOrEqual(5);
+      expect(Math.max(...counts)).toBeGreaterThanOrEqual(4);
+    } finally {
+      clearInterval(sample);
       server.close();
     }
   });

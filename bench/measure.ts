@@ -1,5 +1,13 @@
 // Measuring a target: autocannon for HTTP, a closed-loop worker pool for functions.
 // Both report operations per second and latency percentiles in milliseconds.
+//
+// autocannon runs in a worker thread of its own (its `workers: 1`), as a remote client
+// would run on its own machine: the server's event loop pays for the server side of each
+// request only, not for building requests, parsing responses and recording latencies. On
+// the same loop the client's work sat in every response's latency (a request waited while
+// the loop served the client's other connections) and took part of the server's CPU.
+// Baselines are measured the same way, so ratios compare like with like.
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Target } from './scenario';
 
@@ -19,6 +27,9 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
 }
 
+/** autocannon's setupRequest for specs with `keys`, loaded by path in its worker thread. */
+export const RANDOM_KEY_SETUP = join(__dirname, 'random-key.js');
+
 export async function measureHttp(
   target: Extract<Target, { kind: 'http' }>,
   options: { durationMs: number; connections: number },
@@ -27,6 +38,7 @@ export async function measureHttp(
     url: target.url,
     connections: options.connections,
     duration: Math.max(1, Math.round(options.durationMs / 1000)),
+    workers: 1,
     ...(target.requests
       ? {
           requests: target.requests.map((r) => ({
@@ -34,7 +46,7 @@ export async function measureHttp(
             ...(r.method ? { method: r.method } : {}),
             ...(r.headers ? { headers: { ...r.headers } } : {}),
             ...(r.body !== undefined ? { body: r.body } : {}),
-            ...(r.pathFor ? { setupRequest: (req: { path?: string }) => ({ ...req, path: r.pathFor!() }) } : {}),
+            ...(r.keys !== undefined ? { setupRequest: RANDOM_KEY_SETUP, pathTemplate: r.path, keys: r.keys } : {}),
           })),
         }
       : {}),

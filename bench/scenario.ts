@@ -19,8 +19,12 @@ export interface HttpRequestSpec {
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
-  /** Computes the path anew for every request sent (e.g. a random key); overrides `path`. */
-  readonly pathFor?: () => string;
+  /**
+   * Every send replaces `{key}` in `path` with a uniformly random integer below `keys`
+   * (as vault-benchmark picks a random one of its keys per request). Data, not a
+   * function: the load generator runs in its own thread (bench/measure.ts).
+   */
+  readonly keys?: number;
 }
 
 export type Target =
