@@ -40,7 +40,7 @@ describe('bench statistics', () => {
 });
 
 describe('measureHttp', () => {
-  it('sends a random key per request when the spec has keys', async () => {
+  it.each(['thread', 'inline'] as const)('sends a random key per request when the spec has keys (client %s)', async (client) => {
     const seen = new Map<string, number>();
     const server = http.createServer((req, res) => {
       seen.set(req.url ?? '', (seen.get(req.url ?? '') ?? 0) + 1);
@@ -51,7 +51,7 @@ describe('measureHttp', () => {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
       const figures = await measureHttp(
         { kind: 'http', url, requests: [{ method: 'GET', path: '/k-{key}/x{key}', keys: 3 }] },
-        { durationMs: 1000, connections: 2 },
+        { durationMs: 1000, connections: 2, client },
       );
       expect(figures.failures).toBe(0);
       // Every placeholder replaced by the same key; all three keys drawn, roughly evenly.
@@ -65,20 +65,24 @@ describe('measureHttp', () => {
     }
   });
 
-  it('sends the load from its own thread (the server\'s event loop holds only the server side of each connection)', async () => {
+  it.each([
+    ['thread', 4, 5],
+    ['inline', 8, 9],
+  ] as const)('client %s: the server\'s event loop holds %i to %i TCP sockets for 4 connections', async (client, min, max) => {
     const server = http.createServer((_req, res) => res.end('ok'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const counts: number[] = [];
     const sample = setInterval(() => counts.push(process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length), 100);
     try {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const figures = await measureHttp({ kind: 'http', url }, { durationMs: 1000, connections: 4 });
+      const figures = await measureHttp({ kind: 'http', url }, { durationMs: 1000, connections: 4, client });
       expect(figures.failures).toBe(0);
       expect(figures.total).toBeGreaterThan(100);
-      // 4 accepted sockets (plus the listening one); the 4 client sockets live in the worker.
+      // Thread: the 4 accepted sockets (plus the listening one); the client's 4 live in the
+      // worker. Inline: both ends of each connection are on this loop.
       expect(counts.length).toBeGreaterThan(3);
-      expect(Math.max(...counts)).toBeLessThanOrEqual(5);
-      expect(Math.max(...counts)).toBeGreaterThanOrEqual(4);
+      expect(Math.max(...counts)).toBeLessThanOrEqual(max);
+      expect(Math.max(...counts)).toBeGreaterThanOrEqual(min);
     } finally {
       clearInterval(sample);
       server.close();
@@ -101,6 +105,7 @@ describe('bench scenarios', () => {
       cpus: 2,
       durationMs: 5000,
       connections: 32,
+      client: 'thread',
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },

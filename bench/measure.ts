@@ -6,7 +6,9 @@
 // request only, not for building requests, parsing responses and recording latencies. On
 // the same loop the client's work sat in every response's latency (a request waited while
 // the loop served the client's other connections) and took part of the server's CPU.
-// Baselines are measured the same way, so ratios compare like with like.
+// Baselines are measured the same way, so ratios compare like with like. `inline` (make
+// bench's BENCH_CLIENT=inline) runs autocannon on the server's own loop, as bench runs
+// before 2026-11-22 (fifth round) did, for comparison with their figures.
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Target } from './scenario';
@@ -30,15 +32,27 @@ export function percentile(sorted: readonly number[], p: number): number {
 /** autocannon's setupRequest for specs with `keys`, loaded by path in its worker thread. */
 export const RANDOM_KEY_SETUP = join(__dirname, 'random-key.js');
 
+export type ClientMode = 'thread' | 'inline';
+
+type RandomKeyRequest = { path?: string; pathTemplate?: string; keys?: number };
+
+/** The same setupRequest as a function, for a client on this thread. */
+function randomKeyFunction(): (req: RandomKeyRequest) => RandomKeyRequest {
+  // A plain CommonJS file (the worker thread loads it by path), so required, not imported.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(RANDOM_KEY_SETUP) as (req: RandomKeyRequest) => RandomKeyRequest;
+}
+
 export async function measureHttp(
   target: Extract<Target, { kind: 'http' }>,
-  options: { durationMs: number; connections: number },
+  options: { durationMs: number; connections: number; client?: ClientMode },
 ): Promise<Figures> {
+  const thread = (options.client ?? 'thread') === 'thread';
   const result = await autocannon({
     url: target.url,
     connections: options.connections,
     duration: Math.max(1, Math.round(options.durationMs / 1000)),
-    workers: 1,
+    ...(thread ? { workers: 1 } : {}),
     ...(target.requests
       ? {
           requests: target.requests.map((r) => ({
@@ -46,7 +60,7 @@ export async function measureHttp(
             ...(r.method ? { method: r.method } : {}),
             ...(r.headers ? { headers: { ...r.headers } } : {}),
             ...(r.body !== undefined ? { body: r.body } : {}),
-            ...(r.keys !== undefined ? { setupRequest: RANDOM_KEY_SETUP, pathTemplate: r.path, keys: r.keys } : {}),
+            ...(r.keys !== undefined ? { setupRequest: thread ? RANDOM_KEY_SETUP : randomKeyFunction(), pathTemplate: r.path, keys: r.keys } : {}),
           })),
         }
       : {}),
@@ -91,7 +105,7 @@ export async function measureFunction(
   };
 }
 
-export function measureTarget(target: Target, options: { durationMs: number; connections: number }): Promise<Figures> {
+export function measureTarget(target: Target, options: { durationMs: number; connections: number; client?: ClientMode }): Promise<Figures> {
   return target.kind === 'http'
     ? measureHttp(target, options)
     : measureFunction(target.run, { durationMs: options.durationMs, concurrency: target.concurrency ?? options.connections });

@@ -7,6 +7,8 @@
 //   BENCH_RESULTS_DIR      where the JSON goes (default bench/results)
 //   BENCH_ADJACENT=1       measure each scenario's baseline again right before it and
 //                          compute its ratios from that (0: from the run's first baselines)
+//   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
+//                          the server's event loop (how runs before the fifth round measured)
 //   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
 //                          (default postgresql://postgres@127.0.0.1:5432/postgres)
 //
@@ -18,7 +20,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
-import { measureTarget, type Figures } from './measure';
+import { measureTarget, type ClientMode, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
 
 const BENCH_DIR = __dirname;
@@ -43,6 +45,7 @@ export interface BenchReport {
   readonly cpus: number;
   readonly durationMs: number;
   readonly connections: number;
+  readonly client: ClientMode;
   readonly baselines: Readonly<Record<BaselineName, Figures>>;
   readonly scenarios: ScenarioResult[];
   readonly failed: { name: string; error: string }[];
@@ -80,7 +83,7 @@ export function ratios(result: Figures, baseline: Figures): { throughputRatio: n
 async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
   const instance = await scenario.setup(ctx);
   try {
-    return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections });
+    return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections, client: ctx.client });
   } finally {
     await instance.teardown();
   }
@@ -99,9 +102,11 @@ export async function runBench(options: {
    * next to its scenario keeps that drift out of the ratio.
    */
   adjacentBaselines?: boolean;
+  /** Where the HTTP load generator runs (bench/measure.ts). */
+  client?: ClientMode;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
-  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, log };
+  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, client: options.client ?? 'thread', log };
   const all = await discoverScenarios(options.scenariosDir);
   const unknown = (options.only ?? []).filter((n) => !all.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
@@ -136,6 +141,7 @@ export async function runBench(options: {
     cpus: cpus().length,
     durationMs: options.durationMs,
     connections: options.connections,
+    client: ctx.client ?? 'thread',
     baselines,
     scenarios: results,
     failed,
@@ -178,6 +184,7 @@ const benchEnv = z.object({
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
   BENCH_RESULTS_DIR: z.string().min(1).default(join(BENCH_DIR, 'results')),
   BENCH_ADJACENT: booleanEnv(true),
+  BENCH_CLIENT: z.enum(['thread', 'inline']).default('thread'),
 });
 
 async function main(): Promise<number> {
@@ -198,6 +205,7 @@ async function main(): Promise<number> {
     connections: env.BENCH_CONNECTIONS,
     only: env.BENCH_ONLY,
     adjacentBaselines: env.BENCH_ADJACENT,
+    client: env.BENCH_CLIENT,
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;

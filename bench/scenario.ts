@@ -11,6 +11,8 @@ export interface ScenarioContext {
   readonly durationMs: number;
   /** HTTP connections (autocannon) / concurrent function workers. */
   readonly connections: number;
+  /** Where HTTP load is generated: its own worker thread (default) or the server's loop. */
+  readonly client?: 'thread' | 'inline';
   readonly log: (message: string) => void;
 }
 
