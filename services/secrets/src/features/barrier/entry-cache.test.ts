@@ -316,6 +316,48 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(last).toBe('2');
   });
 
+  it('a refresh that finds the row unchanged keeps the cached objects; a changed row replaces them', async () => {
+    let now = 1000;
+    const { db, mem, bus } = setup();
+    // As PostgreSQL: every read hands out new Buffers.
+    const fresh: EntryStore = {
+      ...db.store,
+      get: async (path) => {
+        const v = await db.store.get(path);
+        return v && Buffer.from(v);
+      },
+      getWithLast: async (path, prefix) => {
+        const { entry, last } = await db.store.getWithLast(path, prefix);
+        return { entry: entry && Buffer.from(entry), last: last && { path: last.path, value: Buffer.from(last.value) } };
+      },
+    };
+    const cache = createCachedEntryStore(fresh, { bus, maxBytes: 1 << 20, ttlMs: 4000, now: () => now });
+    await cache.put('k', b('v1'));
+    await cache.put('d/meta', b('m1'));
+    await cache.put('d/v/1', b('x1'));
+    const first = await cache.get('k', { cached: true });
+    const firstRange = await cache.getWithLast('d/meta', 'd/v/');
+    // Past the TTL every read is a re-read; the rows did not change, so the objects stay.
+    now += 5000;
+    expect(await cache.get('k', { cached: true })).toBe(first);
+    const again = await cache.getWithLast('d/meta', 'd/v/');
+    expect(again.entry).toBe(firstRange.entry);
+    expect(again.last).toBe(firstRange.last);
+    expect(db.calls.get).toBe(2);
+    expect(db.calls.getWithLast).toBe(2);
+    // A row changed behind the cache's back (no invalidation): the next re-read brings new objects.
+    mem.entries.set('k', b('v2'));
+    mem.entries.set('d/v/1', b('x2'));
+    now += 5000;
+    const changed = await cache.get('k', { cached: true });
+    expect(changed).not.toBe(first);
+    expect(text(changed)).toBe('v2');
+    const changedRange = await cache.getWithLast('d/meta', 'd/v/');
+    expect(changedRange.entry).toBe(firstRange.entry);
+    expect(changedRange.last).not.toBe(firstRange.last);
+    expect(text(changedRange.last?.value ?? null)).toBe('x2');
+  });
+
   it('stays within its byte budget (least recently used out first) and skips values too big for it', async () => {
     const { db, make } = setup({ maxBytes: 8 * 1024 });
     const cache = make();

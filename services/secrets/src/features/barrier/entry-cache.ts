@@ -237,10 +237,11 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       if (prefix !== null) own(prefix, path);
       const started = { prefix, version: slot.version, epoch, promise: load() };
       slot.load = started;
-      const loaded = await started.promise.finally(() => {
+      let loaded = await started.promise.finally(() => {
         if (slot.load === started) slot.load = null;
       });
       if (slot.version === started.version && epoch === started.epoch) {
+        loaded = sameAsCached(items.get(path), prefix, loaded);
         const size = ITEM_OVERHEAD + path.length + (prefix?.length ?? 0) + (loaded.value?.length ?? 0) + (loaded.last ? loaded.last.path.length + loaded.last.value.length : 0);
         // Each entry lives between half the TTL and all of it: entries cached together (a
         // warm-up, a restart) do not all expire, and hit the database, together.
@@ -255,6 +256,21 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
         if (prefix !== null && items.get(path)?.prefix !== prefix) disown(prefix, path);
       }
     }
+  }
+
+  /**
+   * A re-read that found the bytes already cached (a refresh of an unchanged row) keeps
+   * the cached Buffer objects: what readers derived from them and keyed by them (the
+   * barrier's decryption, the KV engine's parsed metadata and answers) stays valid instead
+   * of being decrypted and built again on the next read. Equal ciphertext is the same row
+   * (every encryption draws a new nonce).
+   */
+  function sameAsCached(prev: Item | undefined, prefix: string | null, loaded: Loaded): Loaded {
+    if (!prev || prev.prefix !== prefix) return loaded;
+    const value = loaded.value !== null && prev.value !== null && loaded.value.equals(prev.value) ? prev.value : loaded.value;
+    const last =
+      loaded.last !== null && prev.last !== null && loaded.last.path === prev.last.path && loaded.last.value.equals(prev.last.value) ? prev.last : loaded.last;
+    return value === loaded.value && last === loaded.last ? loaded : { value, last };
   }
 
   function trackedTx(tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): RawEntryTx {
