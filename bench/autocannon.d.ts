@@ -21,6 +21,8 @@ declare module 'autocannon' {
     pipelining?: number;
     /** Worker threads sending the load (connections are split between them). */
     workers?: number;
+    /** A run before the measured one, not recorded. */
+    warmup?: { connections?: number; duration?: number };
     method?: string;
     headers?: Record<string, string>;
     body?: string;

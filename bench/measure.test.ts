@@ -65,6 +65,25 @@ describe('measureHttp', () => {
     }
   });
 
+  it('a warm-up sends the same load first and leaves it out of the figures', async () => {
+    let served = 0;
+    const server = http.createServer((_req, res) => {
+      served++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const figures = await measureHttp({ kind: 'http', url }, { durationMs: 1000, connections: 2, warmupMs: 1000 });
+      expect(figures.failures).toBe(0);
+      // About half of what the server answered came during the warm-up.
+      expect(served).toBeGreaterThan(figures.total * 1.4);
+      expect(served).toBeLessThan(figures.total * 3);
+    } finally {
+      server.close();
+    }
+  });
+
   it.each([
     ['thread', 4, 5],
     ['inline', 8, 9],
@@ -106,6 +125,7 @@ describe('bench scenarios', () => {
       durationMs: 5000,
       connections: 32,
       client: 'thread',
+      warmupMs: 1000,
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },

@@ -45,13 +45,17 @@ function randomKeyFunction(): (req: RandomKeyRequest) => RandomKeyRequest {
 
 export async function measureHttp(
   target: Extract<Target, { kind: 'http' }>,
-  options: { durationMs: number; connections: number; client?: ClientMode },
+  options: { durationMs: number; connections: number; client?: ClientMode; warmupMs?: number },
 ): Promise<Figures> {
   const thread = (options.client ?? 'thread') === 'thread';
+  const warmupSec = Math.round((options.warmupMs ?? 0) / 1000);
   const result = await autocannon({
     url: target.url,
     connections: options.connections,
     duration: Math.max(1, Math.round(options.durationMs / 1000)),
+    // Not recorded: the same load first, so the figures are the steady state (JIT-compiled
+    // code, filled caches and pools), not the first second after a cold start.
+    ...(warmupSec > 0 ? { warmup: { connections: options.connections, duration: warmupSec } } : {}),
     ...(thread ? { workers: 1 } : {}),
     ...(target.requests
       ? {
@@ -105,7 +109,7 @@ export async function measureFunction(
   };
 }
 
-export function measureTarget(target: Target, options: { durationMs: number; connections: number; client?: ClientMode }): Promise<Figures> {
+export function measureTarget(target: Target, options: { durationMs: number; connections: number; client?: ClientMode; warmupMs?: number }): Promise<Figures> {
   return target.kind === 'http'
     ? measureHttp(target, options)
     : measureFunction(target.run, { durationMs: options.durationMs, concurrency: target.concurrency ?? options.connections });

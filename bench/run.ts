@@ -9,6 +9,7 @@
 //                          compute its ratios from that (0: from the run's first baselines)
 //   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
 //                          the server's event loop (how runs before the fifth round measured)
+//   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
 //   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
 //                          (default postgresql://postgres@127.0.0.1:5432/postgres)
 //
@@ -46,6 +47,7 @@ export interface BenchReport {
   readonly durationMs: number;
   readonly connections: number;
   readonly client: ClientMode;
+  readonly warmupMs: number;
   readonly baselines: Readonly<Record<BaselineName, Figures>>;
   readonly scenarios: ScenarioResult[];
   readonly failed: { name: string; error: string }[];
@@ -83,7 +85,7 @@ export function ratios(result: Figures, baseline: Figures): { throughputRatio: n
 async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
   const instance = await scenario.setup(ctx);
   try {
-    return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections, client: ctx.client });
+    return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections, client: ctx.client, warmupMs: ctx.warmupMs });
   } finally {
     await instance.teardown();
   }
@@ -104,9 +106,18 @@ export async function runBench(options: {
   adjacentBaselines?: boolean;
   /** Where the HTTP load generator runs (bench/measure.ts). */
   client?: ClientMode;
+  /** Unrecorded load before each HTTP measurement (default none). */
+  warmupMs?: number;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
-  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, client: options.client ?? 'thread', log };
+  const ctx: ScenarioContext = {
+    databaseUrl: options.databaseUrl,
+    durationMs: options.durationMs,
+    connections: options.connections,
+    client: options.client ?? 'thread',
+    warmupMs: options.warmupMs ?? 0,
+    log,
+  };
   const all = await discoverScenarios(options.scenariosDir);
   const unknown = (options.only ?? []).filter((n) => !all.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
@@ -142,6 +153,7 @@ export async function runBench(options: {
     durationMs: options.durationMs,
     connections: options.connections,
     client: ctx.client ?? 'thread',
+    warmupMs: ctx.warmupMs ?? 0,
     baselines,
     scenarios: results,
     failed,
@@ -185,6 +197,7 @@ const benchEnv = z.object({
   BENCH_RESULTS_DIR: z.string().min(1).default(join(BENCH_DIR, 'results')),
   BENCH_ADJACENT: booleanEnv(true),
   BENCH_CLIENT: z.enum(['thread', 'inline']).default('thread'),
+  BENCH_WARMUP: durationEnv('1s'),
 });
 
 async function main(): Promise<number> {
@@ -206,6 +219,7 @@ async function main(): Promise<number> {
     only: env.BENCH_ONLY,
     adjacentBaselines: env.BENCH_ADJACENT,
     client: env.BENCH_CLIENT,
+    warmupMs: env.BENCH_WARMUP,
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;

@@ -13,6 +13,8 @@ export interface ScenarioContext {
   readonly connections: number;
   /** Where HTTP load is generated: its own worker thread (default) or the server's loop. */
   readonly client?: 'thread' | 'inline';
+  /** Unrecorded HTTP load before each measurement (ms). */
+  readonly warmupMs?: number;
   readonly log: (message: string) => void;
 }
 
