@@ -197,7 +197,9 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
         }
         child.observe(durationMs / 1000);
       }
-      if (requestLog) {
+      // The record is built only when it will be written (a service logging at `warn` or
+      // above pays nothing per request for it).
+      if (requestLog && logger.isInfoEnabled()) {
         const length = res.getHeader('content-length');
         logger.info('request', {
           method: req.method,

@@ -201,6 +201,26 @@ describe('createKitApp', () => {
     expect(JSON.stringify(lines)).not.toContain('hvs.x');
   });
 
+  it('builds no request record when the logger is above info', async () => {
+    const { logger, lines, flush } = capturedLogger('secrets');
+    logger.level = 'warn';
+    const info = jest.spyOn(logger, 'info');
+    const app = createKitApp({ service: 'secrets', logger, errorFlavour: 'vault', metrics: false }, (a) => {
+      mountPaths(a, sampleTable(), { prefix: '/v1/secret' });
+    });
+    const res = await request(app).get('/v1/secret/data/x').set('X-Request-Id', 'quiet-1');
+    expect(res.status).toBe(200);
+    await flush();
+    expect(info).not.toHaveBeenCalled();
+    expect(lines.find((l) => l.request_id === 'quiet-1')).toBeUndefined();
+    // Back at info, the same request is logged.
+    logger.level = 'info';
+    await request(app).get('/v1/secret/data/x').set('X-Request-Id', 'loud-1');
+    await flush();
+    expect(info).toHaveBeenCalledTimes(1);
+    expect(lines.find((l) => l.request_id === 'loud-1')).toMatchObject({ message: 'request', status: 200 });
+  });
+
   it('413 in the flavour shape for a declared Content-Length over the limit', async () => {
     const { logger } = capturedLogger();
     const app = createKitApp({ service: 's', logger, errorFlavour: 'vault', metrics: false, maxRequestBytes: 64 }, (a) => {
