@@ -2,7 +2,8 @@
 // Per-listener settings (custom response headers, max_request_size, require_request_header)
 // live here; the services (and their caches) are shared by every listener of the process.
 import type { Express } from 'express';
-import { createKitApp, recordMountedTable } from '@selfstack/http-kit';
+import helmet, { type HelmetOptions } from 'helmet';
+import { API_HELMET, createKitApp, recordMountedTable } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { ListenerConfig } from './config';
 import { createV1Handler } from './http/v1-handler';
@@ -26,6 +27,11 @@ const UI_PAGE = `<!doctype html>
 </body></html>
 `;
 
+const API_HELMET_NO_HSTS = { ...API_HELMET, strictTransportSecurity: false } as HelmetOptions;
+
+/** The page is a document for browsers: helmet's full default set (HSTS as above). */
+const uiHelmet = helmet({ strictTransportSecurity: false });
+
 export function buildApp(deps: SecretsAppDeps): Express {
   return createKitApp(
     {
@@ -36,9 +42,11 @@ export function buildApp(deps: SecretsAppDeps): Express {
       jsonWithoutContentType: true,
       readiness: deps.readiness,
       requestLog: deps.requestLog,
-      // Vault's own headers (HSTS via custom_response_headers); helmet's CSP would break
-      // nothing on a JSON API but its HSTS would fight the configured value.
-      helmet: { strictTransportSecurity: false },
+      // The API answers JSON to programs: helmet's API profile (a CSP that forbids loading
+      // or framing anything, X-Frame-Options DENY, nosniff), not the document-oriented
+      // headers, which the UI page below gets. No helmet HSTS: Vault's own comes from
+      // custom_response_headers and helmet's would fight the configured value.
+      helmet: API_HELMET_NO_HSTS,
     },
     (app) => {
       app.use(customHeadersMiddleware(deps.listener.customHeaders));
@@ -47,7 +55,7 @@ export function buildApp(deps: SecretsAppDeps): Express {
         res.setHeader('Cache-Control', 'no-store');
         res.redirect(307, '/ui/');
       });
-      app.get(['/ui', '/ui/{*rest}'], (_req, res) => {
+      app.get(['/ui', '/ui/{*rest}'], uiHelmet, (_req, res) => {
         res.status(200).setHeader('Content-Type', 'text/html; charset=utf-8');
         res.setHeader('Cache-Control', 'no-store');
         res.end(UI_PAGE);

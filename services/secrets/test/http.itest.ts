@@ -73,6 +73,26 @@ describe('listener behaviour', () => {
     expect(ui.status).toBe(200);
   });
 
+  it('API responses carry the API security headers; the UI page the document set', async () => {
+    const DOCUMENT_ONLY = ['cross-origin-opener-policy', 'cross-origin-resource-policy', 'origin-agent-cluster', 'referrer-policy', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection'];
+    for (const path of ['/v1/sys/seal-status', '/v1/sys/nope']) {
+      const api = await request(h.app).get(path);
+      expect(api.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+      expect(api.headers['x-frame-options']).toBe('DENY');
+      expect(api.headers['x-content-type-options']).toBe('nosniff');
+      // HSTS is Vault's (custom_response_headers default), not helmet's.
+      expect(api.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+      for (const name of DOCUMENT_ONLY) expect(api.headers[name]).toBeUndefined();
+    }
+    const ui = await request(h.app).get('/ui/');
+    expect(ui.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(ui.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(ui.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(ui.headers['x-content-type-options']).toBe('nosniff');
+    for (const name of DOCUMENT_ONLY) expect(ui.headers[name]).toBeDefined();
+    expect(ui.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+  });
+
   it('custom_response_headers: default, class and exact code precedence; X-Vault-* ignored', async () => {
     const env = envSchema.parse({});
     const config = await parseServerConfigText(
