@@ -302,14 +302,22 @@ interface HttpCommon {
 }
 // node:http's own parser release (unconsume, detach, back to its pool), as it does on an
 // upgrade; a manual detach if a later Node stops exporting it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const httpCommon = require('_http_common') as HttpCommon;
+function loadHttpCommon(): HttpCommon {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('_http_common') as HttpCommon;
+  } catch {
+    return {};
+  }
+}
+const httpCommon = loadHttpCommon();
 
 interface ConnectionState {
   active: number;
   /** node:http's listeners on the socket (removed when the connection is taken over). */
   nodeListeners: SocketListeners;
-  /** A LIST arrived: the bytes waiting for the framed path, until in-flight responses end. */
+  /** A LIST arrived: the bytes node:http had read from it on, kept for the framed path
+   * until the in-flight responses have ended (the rest waits in the kernel). */
   takeover: Buffer[] | null;
   framed: FramedSocket | null;
 }
