@@ -9,7 +9,10 @@
 //   per client, write response to that client's response, both taken in the clients'
 //   thread with one monotonic clock: p50/p99/max are logged at teardown, next to the same
 //   run's bare node:http floor (same clients, same response bytes, no scheduler) and the
-//   ratio between the two. Each op runs one scheduler round and one floor round.
+//   ratio between the two. Each op runs one scheduler round and one floor round. The
+//   same rounds are also logged as the servers saw them (the write's response and each
+//   woken response handed to the kernel, on the server's clock): the client figures add
+//   one client thread reading 1,000 responses that arrive at once.
 //
 // SCHEDULER_BENCH_JOBS / SCHEDULER_BENCH_WAITERS shrink it for a quick look;
 // SCHEDULER_BENCH_WARMUP (default 2) sets the unrecorded warm-up rounds.
@@ -79,6 +82,8 @@ async function seedJobs(prisma: ReturnType<typeof createPrismaClient>, count: nu
 interface Started {
   url: string;
   port: number;
+  /** The http.Server requests are parsed by (for the server-side clock). */
+  server: http.Server;
   state: ReturnType<typeof createStateStore<Db>>;
   teardown(): Promise<void>;
 }
@@ -110,6 +115,7 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
     return {
       url: listener.url,
       port: listener.port,
+      server: listener.server,
       state,
       async teardown() {
         await listener.close({ drainTimeoutMs: 100 });
@@ -284,7 +290,7 @@ interface RoundResult {
  */
 type Sample = { headers: Array<[string, string]>; body: Buffer };
 
-async function startBareFloor(): Promise<{ port: number; held(): number; use(sample: Sample): void; close(): Promise<void> }> {
+async function startBareFloor(): Promise<{ port: number; server: http.Server; held(): number; use(sample: Sample): void; close(): Promise<void> }> {
   let sample: Sample = { headers: [], body: Buffer.from('[]') };
   const held: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
@@ -308,6 +314,7 @@ async function startBareFloor(): Promise<{ port: number; held(): number; use(sam
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
+    server,
     held: () => held.length,
     use: (next) => {
       sample = next;
@@ -340,6 +347,34 @@ function sampleResponse(port: number, path: string): Promise<Sample> {
   });
 }
 
+/**
+ * The same round seen from the server: when the write's response and each woken response
+ * were handed to the kernel, on the server thread's own clock. 'prefinish' is emitted by
+ * `end()` right after the last bytes went to the socket (a small response is written
+ * synchronously there); 'finish' waits for the write's completion callback, which a busy
+ * loop runs only after the whole burst of responses. The client
+ * figures add what one client thread needs to read 1,000 responses arriving at once
+ * (remote clients would each read their own); this one does not. Recorded by a second
+ * 'request' listener, so the app itself is unchanged.
+ */
+function serverClock(server: http.Server): { take(): number[] } {
+  let written: bigint | null = null;
+  const woken: bigint[] = [];
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.method === 'PUT') res.once('prefinish', () => (written = process.hrtime.bigint()));
+    else if (req.url?.includes('index=')) res.once('prefinish', () => woken.push(process.hrtime.bigint()));
+  });
+  return {
+    take() {
+      const t0 = written;
+      const out = t0 === null ? [] : woken.map((t) => Number(t - t0) / 1e6);
+      written = null;
+      woken.length = 0;
+      return out;
+    },
+  };
+}
+
 function summary(values: number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
   return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)} ms`;
@@ -357,6 +392,10 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   let index = (await getJson(reader, s.port, '/v1/jobs')).index;
   reader.destroy();
   const floor = await startBareFloor();
+  const schedulerSide = serverClock(s.server);
+  const floorSide = serverClock(floor.server);
+  const perServer: number[] = [];
+  const barePerServer: number[] = [];
   let n = 0;
 
   async function round(port: number, armedAt: number, path: string, armed: () => boolean, body: unknown): Promise<RoundResult> {
@@ -394,11 +433,16 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
       Job: { ID: `wake-${n++}`, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] },
     });
     const lat = latencies(r.times);
+    const served = latencies(schedulerSide.take());
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
     floor.use(await sampleResponse(s.port, '/v1/jobs?prefix=wake-'));
     const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => floor.held() >= waiters, {})).times);
+    const bareServed = latencies(floorSide.take());
     if (!record) return;
+    if (served.length !== waiters || bareServed.length !== waiters) throw new Error(`server side saw ${served.length} / ${bareServed.length} woken responses, expected ${waiters}`);
+    perServer.push(...served);
+    barePerServer.push(...bareServed);
     perClient.push(...lat);
     firsts.push(lat[0] ?? 0);
     barePerClient.push(...b);
@@ -425,6 +469,9 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
           `scheduler-blocking-wakeup: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
         );
         ctx.log(`scheduler-blocking-wakeup: p99 per round, scheduler/floor ms: ${roundP99s.join(' ')}`);
+        ctx.log(
+          `scheduler-blocking-wakeup: server side (write's response written -> each woken response written, server clock): scheduler ${summary(perServer)}; floor ${summary(barePerServer)}`,
+        );
       }
       worker.postMessage({ type: 'close' });
       await worker.terminate();
