@@ -126,6 +126,7 @@ describe('bench scenarios', () => {
       connections: 32,
       client: 'thread',
       warmupMs: 1000,
+      isolated: true,
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },

@@ -10,6 +10,8 @@
 //   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
 //                          the server's event loop (how runs before the fifth round measured)
 //   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
+//   BENCH_ISOLATE=1        each measurement in a process of its own (bench/isolate.ts);
+//                          0: all in this process, one after another
 //   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
 //                          (default postgresql://postgres@127.0.0.1:5432/postgres)
 //
@@ -21,6 +23,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
+import { runIsolated } from './isolate';
 import { measureTarget, type ClientMode, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
 
@@ -48,6 +51,8 @@ export interface BenchReport {
   readonly connections: number;
   readonly client: ClientMode;
   readonly warmupMs: number;
+  /** Whether each measurement ran in a process of its own. */
+  readonly isolated: boolean;
   readonly baselines: Readonly<Record<BaselineName, Figures>>;
   readonly scenarios: ScenarioResult[];
   readonly failed: { name: string; error: string }[];
@@ -82,7 +87,7 @@ export function ratios(result: Figures, baseline: Figures): { throughputRatio: n
   };
 }
 
-async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
+export async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
   const instance = await scenario.setup(ctx);
   try {
     return await measureTarget(instance.target, { durationMs: ctx.durationMs, connections: ctx.connections, client: ctx.client, warmupMs: ctx.warmupMs });
@@ -108,6 +113,8 @@ export async function runBench(options: {
   client?: ClientMode;
   /** Unrecorded load before each HTTP measurement (default none). */
   warmupMs?: number;
+  /** Each measurement in a process of its own (default true; bench/isolate.ts). */
+  isolate?: boolean;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
   const ctx: ScenarioContext = {
@@ -124,10 +131,17 @@ export async function runBench(options: {
   const selected = options.only && options.only.length > 0 ? all.filter((s) => options.only!.includes(s.name)) : all;
   const startedAt = new Date().toISOString();
 
+  const isolate = options.isolate ?? true;
+  const { log: _log, ...childCtx } = ctx;
+  const measure = (kind: 'baseline' | 'scenario', scenario: Scenario): Promise<Figures> =>
+    isolate
+      ? runIsolated({ kind, name: scenario.name, ctx: childCtx, ...(options.scenariosDir ? { scenariosDir: options.scenariosDir } : {}) }, log)
+      : runOne(scenario, ctx);
+
   const baselines = {} as Record<BaselineName, Figures>;
   for (const [name, scenario] of Object.entries(BASELINES) as [BaselineName, Scenario][]) {
     log(`baseline ${name}: ${scenario.description}`);
-    baselines[name] = await runOne(scenario, ctx);
+    baselines[name] = await measure('baseline', scenario);
   }
   const results: ScenarioResult[] = [];
   const failed: { name: string; error: string }[] = [];
@@ -137,9 +151,9 @@ export async function runBench(options: {
       let base = baselines[s.baseline];
       if (options.adjacentBaselines ?? true) {
         log(`baseline ${s.baseline} again, next to ${s.name}`);
-        base = await runOne(BASELINES[s.baseline], ctx);
+        base = await measure('baseline', BASELINES[s.baseline]);
       }
-      const figures = await runOne(s, ctx);
+      const figures = await measure('scenario', s);
       results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...figures, ...ratios(figures, base) });
     } catch (err) {
       failed.push({ name: s.name, error: (err as Error).message });
@@ -154,6 +168,7 @@ export async function runBench(options: {
     connections: options.connections,
     client: ctx.client ?? 'thread',
     warmupMs: ctx.warmupMs ?? 0,
+    isolated: isolate,
     baselines,
     scenarios: results,
     failed,
@@ -198,6 +213,7 @@ const benchEnv = z.object({
   BENCH_ADJACENT: booleanEnv(true),
   BENCH_CLIENT: z.enum(['thread', 'inline']).default('thread'),
   BENCH_WARMUP: durationEnv('1s'),
+  BENCH_ISOLATE: booleanEnv(true),
 });
 
 async function main(): Promise<number> {
@@ -220,6 +236,7 @@ async function main(): Promise<number> {
     adjacentBaselines: env.BENCH_ADJACENT,
     client: env.BENCH_CLIENT,
     warmupMs: env.BENCH_WARMUP,
+    isolate: env.BENCH_ISOLATE,
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;

@@ -1,0 +1,48 @@
+// Each measurement in a process of its own (`make bench`'s BENCH_ISOLATE, default on).
+// Scenarios used to run one after another in the benchmark's process, so each inherited
+// the heap, JIT state and open handles of those before it: the wake-up scenario's first
+// client took 13 ms after the boxes and registry scenarios had seeded and served tens of
+// thousands of rows in that process, 6-7 ms when run alone. A service runs in a process of
+// its own; so does each measurement now, with the same flags and environment.
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import type { Figures } from './measure';
+import type { BaselineName, ScenarioContext } from './scenario';
+
+export interface IsolatedRun {
+  readonly kind: 'baseline' | 'scenario';
+  readonly name: BaselineName | string;
+  readonly scenariosDir?: string;
+  readonly ctx: Omit<ScenarioContext, 'log'>;
+}
+
+export type ChildMessage = { log: string } | { figures: Figures } | { error: string };
+
+const CHILD = join(__dirname, 'run-one.ts');
+
+/** node flags for the child: the parent's, plus the TypeScript loader when it has none (jest). */
+function childExecArgv(): string[] {
+  const inherited = process.execArgv.filter((a) => !a.startsWith('--inspect'));
+  return inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx'];
+}
+
+export function runIsolated(run: IsolatedRun, log: (message: string) => void): Promise<Figures> {
+  return new Promise<Figures>((resolve, reject) => {
+    const child = fork(CHILD, [JSON.stringify(run)], {
+      execArgv: childExecArgv(),
+      env: { ...process.env, BENCH_PARENT_PID: String(process.pid) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let outcome: { figures: Figures } | { error: string } | undefined;
+    child.on('message', (m: ChildMessage) => {
+      if ('log' in m) log(m.log);
+      else outcome = m;
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (outcome && 'figures' in outcome) resolve(outcome.figures);
+      else if (outcome) reject(new Error(outcome.error));
+      else reject(new Error(`${run.kind} ${run.name}: its process ended (${signal ?? `exit ${code}`}) without a result`));
+    });
+  });
+}
