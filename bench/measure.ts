@@ -34,6 +34,15 @@ export const RANDOM_KEY_SETUP = join(__dirname, 'random-key.js');
 
 export type ClientMode = 'thread' | 'inline';
 
+export interface MeasureOptions {
+  durationMs: number;
+  connections: number;
+  /** Where the HTTP load generator runs (default its own thread). */
+  client?: ClientMode;
+  /** Unrecorded HTTP load before the measurement (default none). */
+  warmupMs?: number;
+}
+
 type RandomKeyRequest = { path?: string; pathTemplate?: string; keys?: number };
 
 /** The same setupRequest as a function, for a client on this thread. */
@@ -45,7 +54,7 @@ function randomKeyFunction(): (req: RandomKeyRequest) => RandomKeyRequest {
 
 export async function measureHttp(
   target: Extract<Target, { kind: 'http' }>,
-  options: { durationMs: number; connections: number; client?: ClientMode; warmupMs?: number },
+  options: MeasureOptions,
 ): Promise<Figures> {
   const thread = (options.client ?? 'thread') === 'thread';
   const warmupSec = Math.round((options.warmupMs ?? 0) / 1000);
@@ -109,7 +118,7 @@ export async function measureFunction(
   };
 }
 
-export function measureTarget(target: Target, options: { durationMs: number; connections: number; client?: ClientMode; warmupMs?: number }): Promise<Figures> {
+export function measureTarget(target: Target, options: MeasureOptions): Promise<Figures> {
   return target.kind === 'http'
     ? measureHttp(target, options)
     : measureFunction(target.run, { durationMs: options.durationMs, concurrency: target.concurrency ?? options.connections });

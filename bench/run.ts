@@ -117,14 +117,9 @@ export async function runBench(options: {
   isolate?: boolean;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
-  const ctx: ScenarioContext = {
-    databaseUrl: options.databaseUrl,
-    durationMs: options.durationMs,
-    connections: options.connections,
-    client: options.client ?? 'thread',
-    warmupMs: options.warmupMs ?? 0,
-    log,
-  };
+  const client = options.client ?? 'thread';
+  const warmupMs = options.warmupMs ?? 0;
+  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, client, warmupMs, log };
   const all = await discoverScenarios(options.scenariosDir);
   const unknown = (options.only ?? []).filter((n) => !all.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
@@ -166,8 +161,8 @@ export async function runBench(options: {
     cpus: cpus().length,
     durationMs: options.durationMs,
     connections: options.connections,
-    client: ctx.client ?? 'thread',
-    warmupMs: ctx.warmupMs ?? 0,
+    client,
+    warmupMs,
     isolated: isolate,
     baselines,
     scenarios: results,

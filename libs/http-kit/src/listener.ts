@@ -130,12 +130,8 @@ class FramedSocket extends Duplex {
   private linger(): void {
     if (this.lingering) return;
     this.lingering = true;
-    const raw = this.raw;
-    const timer = setTimeout(() => raw.destroy(), LINGER_MS);
-    timer.unref();
-    raw.once('close', () => clearTimeout(timer));
-    raw.once('end', () => raw.destroy());
-    if (raw.isPaused()) raw.resume();
+    releaseAfterLinger(this.raw);
+    if (this.raw.isPaused()) this.raw.resume();
   }
 
   setTimeout(ms: number, cb?: () => void): this {
@@ -191,6 +187,14 @@ class FramedSocket extends Duplex {
   get timeout(): number | undefined {
     return this.raw.timeout;
   }
+}
+
+/** The end of a lingering close: the socket goes when the client closes, or after LINGER_MS. */
+function releaseAfterLinger(raw: net.Socket): void {
+  const timer = setTimeout(() => raw.destroy(), LINGER_MS);
+  timer.unref();
+  raw.once('close', () => clearTimeout(timer));
+  raw.once('end', () => raw.destroy());
 }
 
 /** Half-close after pending writes, then release the socket without waiting for the peer. */
@@ -318,8 +322,11 @@ interface ConnectionState {
   nodeListeners: SocketListeners;
   /** A LIST arrived: the bytes node:http had read from it on, kept for the framed path
    * until the in-flight responses have ended (the rest waits in the kernel). */
-  takeover: Buffer[] | null;
-  framed: FramedSocket | null;
+  takeover: Buffer | null;
+  /** Moved to the LIST framer (FramedSocket) for the rest of the connection. */
+  framed: boolean;
+  /** Closing on node:http's path: reading and dropping until the client closes. */
+  lingering: boolean;
 }
 
 /**
@@ -407,13 +414,13 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
       defaultClientError(err, socket);
       return;
     }
-    // Stop node:http's parser (it would raise the same error on every later read) and
-    // keep what arrives for the framed path.
-    // What follows stays in the kernel's buffer (backpressure on the client) until then.
+    // Stop node:http's parser (it would raise the same error on every later read) and the
+    // reads: what follows stays in the kernel's buffer (backpressure on the client) until
+    // the framed path takes the connection.
     const raw = socket as net.Socket;
     stopNodeParser(raw, state);
     setReading(raw, false);
-    state.takeover = [start];
+    state.takeover = start;
     // Not from inside the parser's own callback; and only once earlier pipelined
     // requests on this connection have been answered (their responses go out first).
     setImmediate(() => {
@@ -467,15 +474,16 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
   }
 
   function takeOver(raw: net.Socket, state: ConnectionState): void {
-    const pending = state.takeover;
-    if (!pending || state.framed || raw.destroyed || (raw as { lingering?: boolean }).lingering) return;
-    // All synchronous: no read can land between the collector and the framed socket.
+    const start = state.takeover;
+    if (!start || state.framed || state.lingering || raw.destroyed) return;
+    // Reads are stopped until the end of this function: the framed socket sees the bytes
+    // in order.
     detachNode(raw, state);
     state.takeover = null;
     const framed = new FramedSocket(raw, new RequestFramer({ markerLine, maxBodyBytes: options.maxRequestBytes }));
-    state.framed = framed;
+    state.framed = true;
     server.emit('connection', framed);
-    for (const chunk of pending) framed.feed(chunk);
+    framed.feed(start);
     if (raw.readableEnded) framed.push(null);
     else setReading(raw, true);
   }
@@ -488,8 +496,8 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
    */
   function lingerNative(raw: net.Socket): void {
     const state = connections.get(raw);
-    if (!state || state.framed || (raw as { lingering?: boolean }).lingering) return;
-    (raw as { lingering?: boolean }).lingering = true;
+    if (!state || state.framed || state.lingering) return;
+    state.lingering = true;
     state.takeover = null;
     if (raw.readableEnded || raw.destroyed) {
       endSoon(raw);
@@ -498,10 +506,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     stopNodeParser(raw, state);
     raw.on('data', () => undefined);
     setReading(raw, true);
-    const timer = setTimeout(() => raw.destroy(), LINGER_MS);
-    timer.unref();
-    raw.once('close', () => clearTimeout(timer));
-    raw.once('end', () => raw.destroy());
+    releaseAfterLinger(raw);
     raw.end();
   }
 
@@ -524,7 +529,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
       const had = before[i] as unknown[];
       for (const fn of raw.listeners(event)) if (!had.includes(fn)) nodeListeners.push([event, fn as (...args: unknown[]) => void]);
     });
-    connections.set(raw, { active: 0, nodeListeners, takeover: null, framed: null });
+    connections.set(raw, { active: 0, nodeListeners, takeover: null, framed: false, lingering: false });
     (raw as { destroySoon: () => void }).destroySoon = () => lingerNative(raw);
   });
 
