@@ -10,3 +10,4 @@ export * from './path-pattern';
 export * from './path-spec';
 export * from './path-table';
 export * from './shutdown';
+export * from './workers';

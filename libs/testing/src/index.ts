@@ -35,3 +35,4 @@ export {
 } from './hostile-sweep';
 export { openBackendTerminator, type BackendTerminator } from './connection-loss';
 export { EPHEMERAL_PORT_START, freePortBelowEphemeral, isPortFree } from './ports';
+export { waitFor } from './wait';

@@ -4,7 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { freePortBelowEphemeral } from '@selfstack/testing';
+import { freePortBelowEphemeral, waitFor } from '@selfstack/testing';
+
+export { waitFor };
 
 const MAIN = path.resolve(__dirname, '../src/main.ts');
 
@@ -58,21 +60,6 @@ export function request(port: number, pathAndQuery: string, init: { method?: str
     req.on('error', reject);
     req.end(init.body);
   });
-}
-
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
 }
 
 export interface WorkerInfo {
