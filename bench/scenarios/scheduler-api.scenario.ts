@@ -14,9 +14,17 @@
 //   woken response handed to the kernel, on the server's clock): the client figures add
 //   one client thread reading 1,000 responses that arrive at once.
 //
+// - scheduler-blocking-wakeup-workers: the same rounds against the scheduler as deployed
+//   with SCHEDULER_WORKERS (its main.ts in a child process, one worker per CPU, at least 2;
+//   armed when the workers' scheduler_blocking_queries gauges add up to the clients).
+//
 // SCHEDULER_BENCH_JOBS / SCHEDULER_BENCH_WAITERS shrink it for a quick look;
-// SCHEDULER_BENCH_WARMUP (default 2) sets the unrecorded warm-up rounds.
+// SCHEDULER_BENCH_WARMUP (default 2, and 2 per worker process for the workers variant)
+// sets the unrecorded warm-up rounds.
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
 import { createPrismaClient, type Prisma } from '@selfstack/db';
@@ -29,6 +37,7 @@ import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/featur
 import { percentile } from '../measure';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+import { freePortBelowEphemeral } from '@selfstack/testing';
 
 
 
@@ -380,9 +389,119 @@ function summary(values: number[]): string {
   return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)} ms`;
 }
 
-async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
-  const waiters = sizeFromEnv('SCHEDULER_BENCH_WAITERS', 1000);
+/** The scheduler under a wake-up round: where it listens and how to tell it is armed. */
+interface WakeTarget {
+  port: number;
+  /** Every blocked client is registered as a waiter. */
+  armed(count: number): Promise<boolean>;
+  /** Server-side clock of the round (in-process scheduler only). */
+  clock?: { take(): number[] };
+  teardown(): Promise<void>;
+}
+
+async function inProcessTarget(ctx: ScenarioContext): Promise<WakeTarget> {
   const s = await startScheduler(ctx, 10);
+  return { port: s.port, armed: async (count) => s.state.waiterCount() >= count, clock: serverClock(s.server), teardown: () => s.teardown() };
+}
+
+/** `scheduler_blocking_queries{worker="N"} V` lines of one /metrics answer. */
+function waitersByWorker(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^scheduler_blocking_queries\{worker="(\d+)"\} (\d+)$/gm)) out.set(m[1] as string, Number(m[2]));
+  return out;
+}
+
+function fetchText(port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // A new connection each time: the primary hands connections to the workers in turn,
+    // so successive polls reach every worker.
+    http
+      .get({ host: '127.0.0.1', port, path, agent: false, headers: { Connection: 'close' } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * The scheduler as deployed with SCHEDULER_WORKERS: its own main.ts in a child process
+ * (the primary and its workers on one port, Redis between them), not in the bench
+ * process. Armed when every worker's `scheduler_blocking_queries` gauge, read from
+ * /metrics, adds up to the blocked clients.
+ */
+async function workersTarget(ctx: ScenarioContext, workers: number): Promise<WakeTarget> {
+  const redisUrl = process.env['REDIS_URL'];
+  if (!redisUrl) throw new Error('the workers variant needs REDIS_URL (make bench sets it)');
+  const db = await createBenchDatabase(ctx.databaseUrl, 'scheduler');
+  const prisma = createPrismaClient({ url: db.url, poolSize: 2 });
+  let child: ChildProcess | undefined;
+  try {
+    await seedJobs(prisma, 10);
+    await prisma.$disconnect();
+    const port = await freePortBelowEphemeral();
+    const root = join(__dirname, '..', '..');
+    child = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--inspect') && !a.startsWith('--cpu-prof')), join(root, 'services/scheduler/src/main.ts')], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: db.url, REDIS_URL: redisUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', SCHEDULER_WORKERS: String(workers) },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const proc = child;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    const upBy = Date.now() + 60_000;
+    const seen = new Map<string, number>();
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`scheduler exited with ${proc.exitCode} while starting`);
+      if (Date.now() > upBy) throw new Error('scheduler workers did not all answer within 60 s');
+      try {
+        for (const [w, v] of waitersByWorker(await fetchText(port, '/metrics'))) seen.set(w, v);
+        if (seen.size >= workers) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    ctx.log(`scheduler: ${workers} worker processes on port ${port} (database ${db.name})`);
+    return {
+      port,
+      async armed(count) {
+        // A fresh figure from every worker (their counts only grow while clients arrive, so
+        // figures read a moment apart still add up to no more than the truth).
+        const fresh = new Map<string, number>();
+        for (let i = 0; i < workers * 4 && fresh.size < workers; i++) {
+          for (const [w, v] of waitersByWorker(await fetchText(port, '/metrics'))) fresh.set(w, v);
+        }
+        let sum = 0;
+        for (const v of fresh.values()) sum += v;
+        return fresh.size >= workers && sum >= count;
+      },
+      async teardown() {
+        proc.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+        if (proc.exitCode === null) proc.kill('SIGKILL');
+        await db.drop();
+      },
+    };
+  } catch (err) {
+    child?.kill('SIGKILL');
+    await prisma.$disconnect();
+    await db.drop();
+    throw err;
+  }
+}
+
+function blockingWakeup(variant: 'in-process' | 'workers') {
+  return (ctx: ScenarioContext) => runBlockingWakeup(ctx, variant);
+}
+
+async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | 'workers'): Promise<ScenarioInstance> {
+  const waiters = sizeFromEnv('SCHEDULER_BENCH_WAITERS', 1000);
+  const workerCount = Math.max(2, availableParallelism());
+  const s = variant === 'workers' ? await workersTarget(ctx, workerCount) : await inProcessTarget(ctx);
+  const label = variant === 'workers' ? `scheduler-blocking-wakeup-workers (${workerCount} worker processes)` : 'scheduler-blocking-wakeup';
   const worker = new Worker(WAITER_WORKER, { eval: true, workerData: { waiters } });
   const reader = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const perClient: number[] = [];
@@ -392,13 +511,12 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   let index = (await getJson(reader, s.port, '/v1/jobs')).index;
   reader.destroy();
   const floor = await startBareFloor();
-  const schedulerSide = serverClock(s.server);
   const floorSide = serverClock(floor.server);
   const perServer: number[] = [];
   const barePerServer: number[] = [];
   let n = 0;
 
-  async function round(port: number, armedAt: number, path: string, armed: () => boolean, body: unknown): Promise<RoundResult> {
+  async function round(port: number, armedAt: number, path: string, armed: () => Promise<boolean>, body: unknown): Promise<RoundResult> {
     let settled: RoundResult | undefined;
     const answered = new Promise<RoundResult>((resolve) =>
       worker.once('message', (m: RoundResult) => {
@@ -410,7 +528,7 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
     // Every client is registered (as a waiter / held) before the write: no head start.
     // A client that failed while arming ends the round instead of hanging it.
     const armBy = Date.now() + 60_000;
-    while (!armed() && settled === undefined) {
+    while (settled === undefined && !(await armed())) {
       if (Date.now() > armBy) throw new Error('blocked clients did not all arrive within 60 s');
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -429,19 +547,21 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   // One op: a scheduler round, then a floor round under the same conditions.
   const op = async (record: boolean): Promise<void> => {
     const armedAt = index;
-    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.state.waiterCount() >= waiters, {
+    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), {
       Job: { ID: `wake-${n++}`, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] },
     });
     const lat = latencies(r.times);
-    const served = latencies(schedulerSide.take());
+    const served = s.clock ? latencies(s.clock.take()) : undefined;
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
     floor.use(await sampleResponse(s.port, '/v1/jobs?prefix=wake-'));
-    const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => floor.held() >= waiters, {})).times);
+    const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => Promise.resolve(floor.held() >= waiters), {})).times);
     const bareServed = latencies(floorSide.take());
     if (!record) return;
-    if (served.length !== waiters || bareServed.length !== waiters) throw new Error(`server side saw ${served.length} / ${bareServed.length} woken responses, expected ${waiters}`);
-    perServer.push(...served);
+    if ((served && served.length !== waiters) || bareServed.length !== waiters) {
+      throw new Error(`server side saw ${served?.length ?? '-'} / ${bareServed.length} woken responses, expected ${waiters}`);
+    }
+    if (served) perServer.push(...served);
     barePerServer.push(...bareServed);
     perClient.push(...lat);
     firsts.push(lat[0] ?? 0);
@@ -451,11 +571,14 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   };
   // Warm-up rounds (both servers) are not recorded: the first wake-ups run cold code (JIT,
   // first Prisma/Redis use) and, with a few rounds per run, would be the whole p99 alone.
-  const warmupEnv = Number(process.env['SCHEDULER_BENCH_WARMUP'] ?? 2);
-  const warmup = Number.isInteger(warmupEnv) && warmupEnv >= 0 ? warmupEnv : 2;
+  // Each worker process sees 1/workers of the requests, so its code takes that many more
+  // rounds to be as warm as the single process's.
+  const defaultWarmup = variant === 'workers' ? 2 * workerCount : 2;
+  const warmupEnv = Number(process.env['SCHEDULER_BENCH_WARMUP'] ?? defaultWarmup);
+  const warmup = Number.isInteger(warmupEnv) && warmupEnv >= 0 ? warmupEnv : defaultWarmup;
   const warmStarted = Date.now();
   for (let i = 0; i < warmup; i++) await op(false);
-  if (warmup > 0) ctx.log(`scheduler-blocking-wakeup: ${warmup} warm-up rounds (not recorded) in ${Date.now() - warmStarted} ms`);
+  if (warmup > 0) ctx.log(`${label}: ${warmup} warm-up rounds (not recorded) in ${Date.now() - warmStarted} ms`);
   const run = (): Promise<void> => op(true);
   return {
     target: { kind: 'function', run, concurrency: 1 },
@@ -463,15 +586,17 @@ async function blockingWakeup(ctx: ScenarioContext): Promise<ScenarioInstance> {
       if (perClient.length > 0) {
         const ratio = (q: number) => (percentile([...perClient].sort((a, b) => a - b), q) / Math.max(0.001, percentile([...barePerClient].sort((a, b) => a - b), q))).toFixed(2);
         ctx.log(
-          `scheduler-blocking-wakeup: ${perClient.length} wake-ups (${waiters} clients x ${firsts.length} writes); write-response to client-response ${summary(perClient)}; first client p50 ${percentile([...firsts].sort((a, b) => a - b), 50).toFixed(2)} ms`,
+          `${label}: ${perClient.length} wake-ups (${waiters} clients x ${firsts.length} writes); write-response to client-response ${summary(perClient)}; first client p50 ${percentile([...firsts].sort((a, b) => a - b), 50).toFixed(2)} ms`,
         );
         ctx.log(
-          `scheduler-blocking-wakeup: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
+          `${label}: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
         );
-        ctx.log(`scheduler-blocking-wakeup: p99 per round, scheduler/floor ms: ${roundP99s.join(' ')}`);
-        ctx.log(
-          `scheduler-blocking-wakeup: server side (write's response written -> each woken response written, server clock): scheduler ${summary(perServer)}; floor ${summary(barePerServer)}`,
-        );
+        ctx.log(`${label}: p99 per round, scheduler/floor ms: ${roundP99s.join(' ')}`);
+        if (perServer.length > 0) {
+          ctx.log(
+            `${label}: server side (write's response written -> each woken response written, server clock): scheduler ${summary(perServer)}; floor ${summary(barePerServer)}`,
+          );
+        }
       }
       worker.postMessage({ type: 'close' });
       await worker.terminate();
@@ -510,6 +635,13 @@ export const scenarios: Scenario[] = [
     name: 'scheduler-blocking-wakeup',
     description: 'register a job with 1,000 clients blocked on /v1/jobs?index=N; op = arm, write until all 1,000 answered, then the same round on a bare node:http floor',
     baseline: 'node-http',
-    setup: blockingWakeup,
+    setup: blockingWakeup('in-process'),
+  },
+  {
+    name: 'scheduler-blocking-wakeup-workers',
+    description:
+      'the same wake-up rounds against the scheduler as deployed with SCHEDULER_WORKERS (its main.ts in a child process: one worker per CPU, at least 2, on one port; Redis between them)',
+    baseline: 'node-http',
+    setup: blockingWakeup('workers'),
   },
 ];

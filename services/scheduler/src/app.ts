@@ -1,6 +1,8 @@
 // buildApp(deps): the scheduler's Express app (the supertest target); never listens.
 // Composition of stores -> services -> PathSpec tables, mounted under /v1.
+import cluster from 'node:cluster';
 import type { Express, NextFunction, Request, Response } from 'express';
+import { Gauge } from 'prom-client';
 import type { PrismaClient } from '@selfstack/db';
 import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
 import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
@@ -118,7 +120,25 @@ export function buildApp(deps: AppDeps): Express {
       // Reference §0: an unknown path is a 404 with an empty body.
       notFound: (_req: Request, _res: Response, next: NextFunction) => next(new NotFoundError([])),
     },
-    (app) => {
+    (app, kit) => {
+      if (kit.metrics) {
+        // Per process: with SCHEDULER_WORKERS > 1 each worker answers /metrics with its own
+        // figures, told apart by the `worker` label (0 for a single-process service).
+        const registry = kit.metrics;
+        const worker = String(cluster.worker?.id ?? 0);
+        const perWorker = (name: string, help: string, read: () => number) =>
+          new Gauge({
+            name,
+            help,
+            labelNames: ['worker'],
+            registers: [registry],
+            collect() {
+              this.set({ worker }, read());
+            },
+          });
+        perWorker('scheduler_blocking_queries', 'Blocking queries waiting for a write in this process', () => state.waiterCount());
+        perWorker('scheduler_event_streams', 'Event stream clients following the event log in this process', () => state.eventTailCount());
+      }
       app.use('/v1', regionForwarder(config.region, config.peers));
       mountPaths<RequestExtra>(app, table, {
         prefix: '/v1',

@@ -38,6 +38,20 @@ export const schedulerEnvSchema = z.object({
   SCHEDULER_ACL_ENABLED: booleanEnv(false),
   SCHEDULER_NODE_SECRET: optionalString,
   SCHEDULER_PEER_REGIONS: peersEnv,
+  // Processes serving the port (node:cluster): `auto` = one per CPU. More than one needs
+  // Redis, which carries wake-ups and events between them.
+  SCHEDULER_WORKERS: z.preprocess(
+    (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : v.trim().toLowerCase() === 'auto' ? 'auto' : Number(v)) : v),
+    z.union([z.literal('auto'), z.number({ message: 'must be a whole number from 1 to 64, or auto' }).int().min(1).max(64)]).default(1),
+  ),
+}).superRefine((env, ctx) => {
+  if (env.SCHEDULER_WORKERS !== 1 && !env.REDIS_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['SCHEDULER_WORKERS'],
+      message: 'more than one worker needs REDIS_URL (blocking queries and event streams are woken across processes through Redis)',
+    });
+  }
 });
 
 export type SchedulerEnv = z.output<typeof schedulerEnvSchema>;

@@ -1,10 +1,13 @@
 // Composition root: config -> clients -> state store -> app -> listen.
 // Usage: tsx services/scheduler/src/main.ts (configuration: docs/scheduler.md).
+// With SCHEDULER_WORKERS > 1 this process becomes the primary of a node:cluster: it only
+// supervises, and each worker runs everything below on the shared port.
+import cluster from 'node:cluster';
 import { hostname } from 'node:os';
 import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
 import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
-import { createListener, installShutdown } from '@selfstack/http-kit';
+import { CONFIG_ERROR_EXIT_CODE, createListener, followPrimary, installShutdown, resolveWorkerCount, superviseWorkers } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
@@ -17,6 +20,12 @@ async function main(): Promise<void> {
     throw new ConfigError('invalid configuration (1 problem):', [{ where: 'DATABASE_URL', message: 'is required (make dev starts an embedded PostgreSQL and sets it)' }]);
   }
   const logger = createLogger({ service: 'scheduler', level: env.LOG_LEVEL });
+  const workers = resolveWorkerCount(env.SCHEDULER_WORKERS);
+  if (cluster.isPrimary && workers > 1) {
+    logger.info('starting workers', { workers, port: env.PORT });
+    superviseWorkers({ count: workers, logger });
+    return;
+  }
   const prisma = createPrismaClient({ url: env.DATABASE_URL, logger });
   let bus: Bus;
   if (env.REDIS_URL) {
@@ -48,8 +57,8 @@ async function main(): Promise<void> {
     }),
   });
   const listener = await createListener(app, { port: env.PORT, host: env.HOST, maxRequestBytes: env.MAX_REQUEST_BYTES });
-  logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED });
-  installShutdown({
+  logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED, worker: cluster.worker?.id ?? 0 });
+  const shutdown = installShutdown({
     listeners: [listener],
     closers: [
       { name: 'state', close: () => state.close() },
@@ -57,13 +66,16 @@ async function main(): Promise<void> {
       { name: 'prisma', close: () => prisma.$disconnect() },
     ],
     logger,
+    // A worker stops when its primary says so (or is gone); the primary owns the signals.
+    ...(cluster.isWorker ? { signals: [] } : {}),
   });
+  if (cluster.isWorker) followPrimary(shutdown);
 }
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`Error: ${err.message}\n`);
-    process.exit(2);
+    process.exit(CONFIG_ERROR_EXIT_CODE);
   }
   process.stderr.write(`Error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);

@@ -1,0 +1,33 @@
+import { ConfigError } from '@selfstack/config';
+import { loadSchedulerEnv } from './config';
+
+const REDIS = { REDIS_URL: 'redis://127.0.0.1:6379' };
+
+describe('SCHEDULER_WORKERS', () => {
+  it('defaults to one process and needs no Redis then', () => {
+    expect(loadSchedulerEnv({}).SCHEDULER_WORKERS).toBe(1);
+    expect(loadSchedulerEnv({ SCHEDULER_WORKERS: '' }).SCHEDULER_WORKERS).toBe(1);
+    expect(loadSchedulerEnv({ SCHEDULER_WORKERS: '1' }).SCHEDULER_WORKERS).toBe(1);
+  });
+
+  it('takes a count or auto (any case) when Redis is configured', () => {
+    expect(loadSchedulerEnv({ ...REDIS, SCHEDULER_WORKERS: '4' }).SCHEDULER_WORKERS).toBe(4);
+    expect(loadSchedulerEnv({ ...REDIS, SCHEDULER_WORKERS: ' Auto ' }).SCHEDULER_WORKERS).toBe('auto');
+  });
+
+  it.each(['0', '65', '1.5', 'many', '-2'])('refuses %j', (value) => {
+    expect(() => loadSchedulerEnv({ ...REDIS, SCHEDULER_WORKERS: value })).toThrow(ConfigError);
+  });
+
+  it('refuses more than one worker without REDIS_URL, naming the variable and why', () => {
+    let caught: unknown;
+    try {
+      loadSchedulerEnv({ SCHEDULER_WORKERS: '2' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problems = (caught as ConfigError).problems;
+    expect(problems).toEqual([{ where: 'SCHEDULER_WORKERS', message: expect.stringContaining('needs REDIS_URL') }]);
+  });
+});
