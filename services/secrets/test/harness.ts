@@ -37,7 +37,11 @@ export interface Harness {
   services: SecretsServices;
   app: Express;
   /** Another replica on the same database and bus (own caches, own seal state). */
-  replica(): Promise<{ services: SecretsServices; app: Express }>;
+  /**
+   * Another replica on the same database. `busPrefix` gives it a bus of its own, so it
+   * hears nothing the others publish (a replica that missed every message).
+   */
+  replica(options?: { busPrefix?: string }): Promise<{ services: SecretsServices; app: Express }>;
   close(): Promise<void>;
 }
 
@@ -47,11 +51,11 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
   const prismas: PrismaClient[] = [];
   const buses: RedisBus[] = [];
   const pools: Pool[] = [];
-  const make = async () => {
+  const make = async (busPrefix = prefix) => {
     const prisma = createPrismaClient({ url: db.url, poolSize: 2 });
     const pool = createEntryPool({ url: db.url, max: 4 });
     pools.push(pool);
-    const bus = createRedisBus({ url: testRedisUrl(), prefix, logger: silentLogger });
+    const bus = createRedisBus({ url: testRedisUrl(), prefix: busPrefix, logger: silentLogger });
     prismas.push(prisma);
     buses.push(bus);
     const services = createSecretsServices({ prisma, pool, bus });
@@ -66,8 +70,8 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
     bus: first.bus,
     services: first.services,
     app: first.app,
-    replica: async () => {
-      const r = await make();
+    replica: async (options) => {
+      const r = await make(options?.busPrefix);
       return { services: r.services, app: r.app };
     },
     async close() {

@@ -193,10 +193,12 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
         return;
       }
-      const mount = mounts.match(path);
+      let mount = mounts.match(path);
       if (!mount) {
         if (!acl.allows(path, operationOf(req))) throw permissionDenied();
-        throw new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
+        // Enabled on another replica a moment ago, before the bus told this one?
+        mount = await mounts.resolve(path);
+        if (!mount) throw new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
       }
       const rel = path.length >= mount.path.length ? path.slice(mount.path.length) : '';
       const d = mount.options.version === '2' ? kv2 : kv1;

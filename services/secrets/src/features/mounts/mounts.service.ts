@@ -1,6 +1,10 @@
 // The mount table (issue 3, item 5; reference §4.7). One barrier entry, `core/mounts`,
 // holds every secrets-engine mount; it is cached decrypted in memory (the router needs it
 // on every request) and reloaded when another replica publishes a change on the bus.
+// The bus is a hint with latency: a replica that has not heard yet of a mount another one
+// just enabled re-reads the table before it answers "no such mount" (`resolve`, `lookup`),
+// so a client that enables a mount and writes to it through a load balancer never sees a
+// 404 for a mount that exists.
 import type { Bus } from '@selfstack/bus';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
@@ -17,6 +21,15 @@ export interface MountService {
   get(path: string): MountEntry | undefined;
   /** Longest mount whose path prefixes `requestPath` (`secret` also matches `secret/`). */
   match(requestPath: string): MountEntry | undefined;
+  /** `match`, re-reading the table from storage when nothing matches in memory. */
+  resolve(requestPath: string): Promise<MountEntry | undefined>;
+  /** `get`, re-reading the table from storage when the path is not in memory. */
+  lookup(path: string): Promise<MountEntry | undefined>;
+  /**
+   * Re-reads the table from storage. Concurrent callers share one read, which always
+   * starts after the call (a read already in flight may predate what the caller expects).
+   */
+  refresh(): Promise<void>;
   enable(path: string, input: EnableMountInput): Promise<MountEntry>;
   disable(path: string): Promise<void>;
   tune(path: string, input: TuneMountInput): Promise<MountEntry>;
@@ -63,6 +76,10 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
   let byLength: MountEntry[] = [];
   // Reloads can overlap (bus messages in quick succession); only the newest may install.
   let loads = 0;
+  // refresh(): the read in flight, and the one queued behind it for callers that arrived
+  // while it was running.
+  let inFlight: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
 
   const install = (mounts: MountEntry[]): void => {
     table = [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -88,6 +105,35 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
         if (requestPath.startsWith(m.path) || `${requestPath}/` === m.path) return m;
       }
       return undefined;
+    },
+    async resolve(requestPath) {
+      const hit = service.match(requestPath);
+      if (hit) return hit;
+      await service.refresh();
+      return service.match(requestPath);
+    },
+    async lookup(path) {
+      const hit = service.get(path);
+      if (hit) return hit;
+      await service.refresh();
+      return service.get(path);
+    },
+    refresh() {
+      if (queued) return queued;
+      const run = (): Promise<void> => {
+        const p = service.load().finally(() => {
+          if (inFlight === p) inFlight = null;
+        });
+        inFlight = p;
+        return p;
+      };
+      if (!inFlight) return run();
+      const next = inFlight.catch(() => undefined).then(() => {
+        queued = null;
+        return run();
+      });
+      queued = next;
+      return next;
     },
 
     async enable(rawPath, input) {

@@ -210,8 +210,8 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
     });
   };
   const tunePath = (path: string): string | null => (path.endsWith('/tune') ? path.slice(0, -'/tune'.length) : null);
-  const readTune = (path: string) => {
-    const m = mounts.get(path);
+  const readTune = async (path: string) => {
+    const m = await mounts.lookup(path);
     if (!m) throw badRequest(`cannot fetch sysview for path ${JSON.stringify(path.endsWith('/') ? path : `${path}/`)}`);
     return respondWith({ data: tuneBody(m) });
   };
@@ -223,7 +223,9 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
       pattern: 'mounts',
       summary: 'List the mounted secrets engines.',
       operations: {
-        read() {
+        async read() {
+          // A listing answers from storage, not from what the bus has told this replica.
+          await mounts.refresh();
           const data: Record<string, unknown> = { 'sys/': SYS_MOUNT };
           for (const m of mounts.list()) data[m.path] = renderMount(m);
           return respondWith({ data, injectTopLevel: true });
@@ -252,16 +254,16 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
       summary: 'Enable, read or disable a secrets engine at a path.',
       fields: mountFields,
       operations: {
-        read(ctx) {
+        async read(ctx) {
           const t = tunePath(ctx.data.path);
           if (t !== null) return readTune(t);
-          const m = mounts.get(ctx.data.path);
+          const m = await mounts.lookup(ctx.data.path);
           if (!m) throw badRequest(`No secret engine mount at ${ctx.data.path.endsWith('/') ? ctx.data.path : `${ctx.data.path}/`}`);
           return respondWith({ data: renderMount(m), injectTopLevel: true });
         },
         async update(ctx) {
           const t = tunePath(ctx.data.path);
-          if (t !== null && mounts.get(t)) {
+          if (t !== null && (await mounts.lookup(t))) {
             await tune(t, ctx.data);
             return;
           }
@@ -399,13 +401,14 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
       summary: 'Mount information for a path (used by CLIs to detect the KV version).',
       fields: { path: { schema: str, in: 'path', required: true, description: 'A path inside a mount.' } },
       operations: {
-        read(ctx) {
+        async read(ctx) {
           if (ctx.data.path === '') {
+            await mounts.refresh();
             const secret: Record<string, unknown> = {};
             for (const m of mounts.list()) secret[m.path] = renderMount(m);
             return respondWith({ data: { auth: { 'token/': TOKEN_AUTH_MOUNT }, secret } });
           }
-          const m = mounts.match(ctx.data.path);
+          const m = await mounts.resolve(ctx.data.path);
           if (!m) throw badRequest(`preflight capability check returned 403, please ensure client's policies grant access to path "${ctx.data.path}/"`);
           return respondWith({ data: { ...renderMount(m), path: m.path } });
         },
