@@ -2,3 +2,4 @@ export { type Bus, type BusListener, type BusLogger, BusClosedError } from './bu
 export { createMemoryBus, type MemoryBusOptions } from './memory-bus';
 export { createRedisBus, type RedisBus, type RedisBusOptions } from './redis-bus';
 export { killRedisClientsByName } from './redis-admin';
+export { createRefresher, type Refresher } from './refresher';

@@ -2,7 +2,7 @@
 // stream open to. On connect and whenever a worker's sessions change, the controller
 // pushes the worker's full desired session set; the worker answers with what it holds.
 import * as grpc from '@grpc/grpc-js';
-import type { Bus } from '@selfstack/bus';
+import { createRefresher, type Bus, type Refresher } from '@selfstack/bus';
 import type { Logger } from '@selfstack/logger';
 import type { SessionStore } from '../features/sessions/sessions.store';
 import { asWorkerMessage, workerClusterService, type ControllerMessage } from './cluster-proto';
@@ -31,7 +31,7 @@ export async function startClusterServer(deps: {
   const { store, logger } = deps;
   const streams = new Map<string, Stream>();
 
-  async function syncWorker(workerName: string): Promise<void> {
+  async function sendSync(workerName: string): Promise<void> {
     const stream = streams.get(workerName);
     if (!stream) return;
     const sessions = await store.desiredFor(workerName, new Date());
@@ -40,6 +40,44 @@ export async function startClusterServer(deps: {
         sessions: sessions.map((s) => ({ id: s.id, target: s.target, expires_at_unix_ms: s.expiresAt ? s.expiresAt.getTime() : 0 })),
       },
     });
+  }
+  // Syncs of one worker never overlap: two concurrent ones could finish out of order, and
+  // the worker would keep the older snapshot (a session canceled in between would stay on
+  // it for good). A burst of requests shares one sync that reads after the last of them.
+  const refreshers = new Map<string, Refresher>();
+  function syncWorker(workerName: string): Promise<void> {
+    let r = refreshers.get(workerName);
+    if (!r) {
+      r = createRefresher(() => sendSync(workerName));
+      refreshers.set(workerName, r);
+    }
+    return r.refresh();
+  }
+
+  // A report is the worker's whole set. Reports of one worker are applied one at a time in
+  // arrival order (two concurrent transactions could commit out of order and leave the
+  // older count); while one is applied only the newest waiting one is kept.
+  const reports = new Map<string, { applying: boolean; next: readonly string[] | null }>();
+  function report(workerName: string, ids: readonly string[]): void {
+    let state = reports.get(workerName);
+    if (!state) {
+      state = { applying: false, next: null };
+      reports.set(workerName, state);
+    }
+    state.next = ids;
+    if (state.applying) return;
+    const s = state;
+    const drain = async (): Promise<void> => {
+      s.applying = true;
+      while (s.next) {
+        const held = s.next;
+        s.next = null;
+        await store.applyReport(workerName, held, new Date()).catch((err: unknown) => logger.error('session report failed', { worker: workerName, err: String(err) }));
+      }
+      s.applying = false;
+      if (reports.get(workerName) === s && !streams.has(workerName)) reports.delete(workerName);
+    };
+    void drain();
   }
 
   const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
@@ -62,15 +100,13 @@ export async function startClusterServer(deps: {
             .then(() => syncWorker(name))
             .catch((err: unknown) => logger.error('worker registration failed', { worker: name, err: String(err) }));
         } else if (workerName) {
-          const name = workerName;
-          store
-            .applyReport(name, message.report.active_session_ids, new Date())
-            .catch((err: unknown) => logger.error('session report failed', { worker: name, err: String(err) }));
+          report(workerName, message.report.active_session_ids);
         }
       });
       const gone = () => {
         if (workerName && streams.get(workerName) === stream) {
           streams.delete(workerName);
+          refreshers.delete(workerName);
           logger.info('worker disconnected', { worker: workerName });
           store.markWorker(workerName, { connected: false }).catch(() => undefined);
         }

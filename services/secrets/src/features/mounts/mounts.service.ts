@@ -5,7 +5,7 @@
 // just enabled re-reads the table before it answers "no such mount" (`resolve`, `lookup`),
 // so a client that enables a mount and writes to it through a load balancer never sees a
 // 404 for a mount that exists.
-import type { Bus } from '@selfstack/bus';
+import { createRefresher, type Bus } from '@selfstack/bus';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
 import type { Storage, StorageTx } from '../barrier/barrier.types';
@@ -76,11 +76,6 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
   let byLength: MountEntry[] = [];
   // Reloads can overlap (bus messages in quick succession); only the newest may install.
   let loads = 0;
-  // refresh(): the read in flight, and the one queued behind it for callers that arrived
-  // while it was running.
-  let inFlight: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
-
   const install = (mounts: MountEntry[]): void => {
     table = [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     byLength = [...mounts].sort((a, b) => b.path.length - a.path.length);
@@ -118,23 +113,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
       await service.refresh();
       return service.get(path);
     },
-    refresh() {
-      if (queued) return queued;
-      const run = (): Promise<void> => {
-        const p = service.load().finally(() => {
-          if (inFlight === p) inFlight = null;
-        });
-        inFlight = p;
-        return p;
-      };
-      if (!inFlight) return run();
-      const next = inFlight.catch(() => undefined).then(() => {
-        queued = null;
-        return run();
-      });
-      queued = next;
-      return next;
-    },
+    refresh: () => refresher.refresh(),
 
     async enable(rawPath, input) {
       const path = normaliseMountPath(rawPath);
@@ -235,5 +214,6 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
       bus.onReconnect(reload);
     },
   };
+  const refresher = createRefresher(() => service.load());
   return service;
 }
