@@ -93,4 +93,73 @@ describe('a replica that never heard of a new mount', () => {
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ errors: ['no handler for route "gone/k". route entry not found.'] });
   });
+
+  it('a v1 write on a replica that missed the upgrade to v2 is served as v2, and nothing lands in the old layout', async () => {
+    await request(h.app).post('/v1/sys/mounts/upg').set(as()).send({ type: 'kv' }).expect(204);
+    await request(deaf.app).put('/v1/upg/a').set(as()).send({ v: 'before' }).expect(204);
+    expect(deaf.services.mounts.get('upg')?.options.version).toBe('1');
+    await request(h.app).post('/v1/sys/mounts/upg/tune').set(as()).send({ options: { version: '2' } }).expect(204);
+    // The deaf replica still holds the v1 entry in memory...
+    expect(deaf.services.mounts.get('upg')?.options.version).toBe('1');
+    // ...its write is refused by the stored table inside the transaction and served again
+    // as a v2 request, answered as a replica that knew would answer it (Vault's 404 with the
+    // "Invalid path for a versioned K/V secrets engine" warning).
+    const put = await request(deaf.app).put('/v1/upg/b').set(as()).send({ v: 'after' });
+    const fresh = await request(h.app).put('/v1/upg/b').set(as()).send({ v: 'after' });
+    expect(put.status).toBe(404);
+    expect(fresh.status).toBe(404);
+    expect({ ...put.body, request_id: '' }).toEqual({ ...fresh.body, request_id: '' });
+    expect(put.body.warnings).toEqual([expect.stringMatching(/^Invalid path for a versioned K\/V secrets engine/)]);
+    expect(deaf.services.mounts.get('upg')?.options.version).toBe('2');
+    // No v1 row was left behind under the mount: only the v2 layout of key a.
+    const mount = deaf.services.mounts.get('upg');
+    const rows = await h.prisma.$queryRawUnsafe<{ path: string }[]>('SELECT "path" FROM "secrets"."entries" WHERE "path" LIKE $1 ORDER BY "path"', `logical/${mount?.uuid}/%`);
+    expect(rows.map((r) => r.path).some((p) => p === `logical/${mount?.uuid}/b`)).toBe(false);
+    const a = await request(deaf.app).get('/v1/upg/data/a').set(as()).expect(200);
+    expect(a.body.data.data).toEqual({ v: 'before' });
+    // A v2 write through the same replica now works.
+    const v2 = await request(deaf.app).post('/v1/upg/data/b').set(as()).send({ data: { v: 'after' } }).expect(200);
+    expect(v2.body.data.version).toBe(1);
+  });
+
+  it('a v1 write or delete on a replica that missed a disable writes nothing and answers 404', async () => {
+    await request(h.app).post('/v1/sys/mounts/dis').set(as()).send({ type: 'kv' }).expect(204);
+    await request(deaf.app).put('/v1/dis/k').set(as()).send({ v: 1 }).expect(204);
+    const uuid = deaf.services.mounts.get('dis')?.uuid;
+    await request(h.app).delete('/v1/sys/mounts/dis').set(as()).expect(204);
+    expect(deaf.services.mounts.get('dis')).toBeDefined();
+    const put = await request(deaf.app).put('/v1/dis/k2').set(as()).send({ v: 2 });
+    expect(put.status).toBe(404);
+    expect(put.body).toEqual({ errors: ['no handler for route "dis/k2". route entry not found.'] });
+    const rows = await h.prisma.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM "secrets"."entries" WHERE "path" LIKE $1', `logical/${uuid}/%`);
+    expect(Number(rows[0]?.n)).toBe(0);
+
+    // The same for a delete (a fresh mount, so the replica is stale again).
+    await request(h.app).post('/v1/sys/mounts/dis2').set(as()).send({ type: 'kv' }).expect(204);
+    await request(deaf.app).put('/v1/dis2/k').set(as()).send({ v: 1 }).expect(204);
+    await request(h.app).delete('/v1/sys/mounts/dis2').set(as()).expect(204);
+    expect(deaf.services.mounts.get('dis2')).toBeDefined();
+    const del = await request(deaf.app).delete('/v1/dis2/k').set(as());
+    expect(del.status).toBe(404);
+    expect(del.body).toEqual({ errors: ['no handler for route "dis2/k". route entry not found.'] });
+    expect(deaf.services.mounts.get('dis2')).toBeUndefined();
+  });
+
+  it('v1 writes racing an upgrade on the other replica: every 204 is readable afterwards through v2', async () => {
+    await request(h.app).post('/v1/sys/mounts/race').set(as()).send({ type: 'kv' }).expect(204);
+    await request(deaf.app).put('/v1/race/seed').set(as()).send({ v: 0 }).expect(204);
+    const writes = Array.from({ length: 12 }, (_, i) => request(deaf.app).put(`/v1/race/k${i}`).set(as()).send({ v: i }));
+    const upgrade = request(h.app).post('/v1/sys/mounts/race/tune').set(as()).send({ options: { version: '2' } });
+    const [up, ...rs] = await Promise.all([upgrade, ...writes]);
+    expect(up.status).toBe(204);
+    for (const [i, r] of rs.entries()) {
+      // Before the upgrade: stored as v1 and moved by it. After: re-served as v2 (the 404 above).
+      expect([204, 404]).toContain(r.status);
+      if (r.status === 204) {
+        const got = await request(h.app).get(`/v1/race/data/k${i}`).set(as()).expect(200);
+        expect(got.body.data.data).toEqual({ v: i });
+      }
+    }
+  });
 });
+

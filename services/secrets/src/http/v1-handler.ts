@@ -20,6 +20,8 @@ import { createKvV1Paths, createKvV2Paths } from '../features/kv/kv.paths';
 import { createSysPaths, createSysRawPaths } from '../features/sys/sys.paths';
 import { createTokenPaths } from '../features/tokens/tokens.paths';
 import type { SecretsServices } from '../services';
+import { StaleMountError } from '../features/mounts/mounts.service';
+import type { MountEntry } from '../features/mounts/mounts.types';
 import { writeLogical } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
 
@@ -127,7 +129,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   });
   const sys = createDispatcher(createSysPaths({ sys: services.sys, mounts, policies }), { ...common, prefix: '/v1/sys' });
   const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now() }), { ...common, prefix: '/v1/auth/token' });
-  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
+  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
   const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
 
   const run = async (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string) => {
@@ -193,16 +195,28 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
         return;
       }
+      const noRoute = () => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
+      const serveKv = (m: MountEntry, done: NextFunction) =>
+        run(m.options.version === '2' ? kv2 : kv1, { ...base, mount: m, mountPath: m.path, mountType: 'kv' }, req, res, done, path.length >= m.path.length ? path.slice(m.path.length) : '');
       let mount = mounts.match(path);
       if (!mount) {
         if (!acl.allows(path, operationOf(req))) throw permissionDenied();
         // Enabled on another replica a moment ago, before the bus told this one?
         mount = await mounts.resolve(path);
-        if (!mount) throw new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
+        if (!mount) throw noRoute();
       }
-      const rel = path.length >= mount.path.length ? path.slice(mount.path.length) : '';
-      const d = mount.options.version === '2' ? kv2 : kv1;
-      await run(d, { ...base, mount, mountPath: mount.path, mountType: 'kv' }, req, res, next, rel);
+      let stale = false;
+      await serveKv(mount, (err?: unknown) => {
+        if (err instanceof StaleMountError) stale = true;
+        else next(err);
+      });
+      if (!stale) return;
+      // Another replica disabled or upgraded the mount and this one had not heard yet;
+      // nothing was written. Once more with the table as stored (no second retry).
+      await mounts.refresh();
+      const again = mounts.match(path);
+      if (!again) throw noRoute();
+      await serveKv(again, next);
     } catch (err) {
       next(err);
     }

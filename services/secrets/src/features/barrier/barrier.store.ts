@@ -41,6 +41,7 @@ export function likePrefix(prefix: string): string {
 const SQL = {
   get: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = $1',
   getForUpdate: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = $1 FOR UPDATE',
+  getForShare: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = $1 FOR SHARE',
   put: 'INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value"',
   insert: 'INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO NOTHING',
   delete: 'DELETE FROM "secrets"."entries" WHERE "path" = $1',
@@ -90,7 +91,7 @@ function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: unk
 function txOps(db: Queryable): RawEntryTx {
   return {
     async get(path, options) {
-      const r = await run<Row>(db, options?.forUpdate ? 'getForUpdate' : 'get', [path]);
+      const r = await run<Row>(db, options?.forUpdate ? 'getForUpdate' : options?.forShare ? 'getForShare' : 'get', [path]);
       const row = r.rows[0];
       return row ? toBuffer(row.value) : null;
     },

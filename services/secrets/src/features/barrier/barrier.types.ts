@@ -8,7 +8,8 @@ export interface RawEntry {
 }
 
 export interface RawEntryTx {
-  get(path: string, options?: { forUpdate?: boolean }): Promise<Buffer | null>;
+  /** `forUpdate`/`forShare`: row lock until the transaction ends (FOR UPDATE / FOR SHARE). */
+  get(path: string, options?: { forUpdate?: boolean; forShare?: boolean }): Promise<Buffer | null>;
   /** Insert or replace. */
   put(path: string, value: Buffer): Promise<void>;
   /** Insert only; throws `EntryConflictError` when the path exists (the transaction is retried). */
@@ -81,7 +82,8 @@ export class AlreadyInitializedError extends Error {
 
 /** Decrypted view used by every feature. */
 export interface StorageTx {
-  get(path: string, options?: { forUpdate?: boolean }): Promise<Buffer | null>;
+  /** `forUpdate`/`forShare`: row lock until the transaction ends (FOR UPDATE / FOR SHARE). */
+  get(path: string, options?: { forUpdate?: boolean; forShare?: boolean }): Promise<Buffer | null>;
   put(path: string, value: Buffer): Promise<void>;
   insert(path: string, value: Buffer): Promise<void>;
   delete(path: string): Promise<void>;

@@ -10,6 +10,8 @@ import { SYSTEM_DEFAULT_TTL } from '../tokens/tokens.service';
 import type { MountEntry } from '../mounts/mounts.types';
 import { mountStoragePrefix } from '../mounts/mounts.types';
 import type { KvService } from './kv.service';
+import type { MountService } from '../mounts/mounts.service';
+import type { StorageTx } from '../barrier/barrier.types';
 
 const int = z.number().int();
 const bool = z.boolean();
@@ -70,8 +72,11 @@ function v1LeaseSeconds(text: string, mount: MountEntry): number {
   }
 }
 
-export function createKvV1Paths(deps: { kv: KvService }): SecretsPathSpec[] {
-  const { kv } = deps;
+export function createKvV1Paths(deps: { kv: KvService; mounts: Pick<MountService, 'assertCurrent'> }): SecretsPathSpec[] {
+  const { kv, mounts } = deps;
+  // v1 keys live where an upgrade to v2 moves them from: a write on a replica that has not
+  // heard of the upgrade (or of a disable) yet must not land there after it committed.
+  const current = (ctx: { extra: { mount: MountEntry | null } }) => (tx: StorageTx) => mounts.assertCurrent(tx, mountOf(ctx));
   return [
     secretsPath({
       pattern: '*path',
@@ -98,7 +103,7 @@ export function createKvV1Paths(deps: { kv: KvService }): SecretsPathSpec[] {
         },
         async delete(ctx) {
           if (ctx.data.path === '') throw badRequest('missing path');
-          await kv.v1Delete(prefixOf(ctx), ctx.data.path);
+          await kv.v1Delete(prefixOf(ctx), ctx.data.path, current(ctx));
         },
       },
     }),
@@ -108,7 +113,7 @@ export function createKvV1Paths(deps: { kv: KvService }): SecretsPathSpec[] {
     if (ctx.data.path === '') throw badRequest('missing path');
     if (!isPlainObject(ctx.input) || Object.keys(ctx.input).length === 0) throw badRequest('missing data fields');
     if (ctx.data.path.endsWith('/')) throw badRequest('cannot write to a path ending in \'/\'');
-    await kv.v1Write(prefixOf(ctx), ctx.data.path, ctx.input);
+    await kv.v1Write(prefixOf(ctx), ctx.data.path, ctx.input, current(ctx));
   }
 }
 

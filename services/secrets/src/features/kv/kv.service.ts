@@ -43,11 +43,15 @@ export interface MetadataInput {
   custom_metadata?: Record<string, unknown> | null;
 }
 
+/** Runs first inside a write's transaction; throws to abort it. */
+export type TxCheck = (tx: StorageTx) => Promise<void>;
+
 export interface KvService {
   // v1
   v1Read(prefix: string, key: string): Promise<RawJson | null>;
-  v1Write(prefix: string, key: string, data: Record<string, unknown>): Promise<void>;
-  v1Delete(prefix: string, key: string): Promise<void>;
+  /** `check` runs first in the write's transaction (the mount's StaleMountError guard). */
+  v1Write(prefix: string, key: string, data: Record<string, unknown>, check?: TxCheck): Promise<void>;
+  v1Delete(prefix: string, key: string, check?: TxCheck): Promise<void>;
   v1Exists(prefix: string, key: string): Promise<boolean>;
   v1List(prefix: string, dir: string): Promise<string[]>;
   // v2
@@ -369,11 +373,20 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const raw = await storage.get(v1Path(prefix, key), { cached: true });
       return raw ? new RawJson(raw.toString('utf8')) : null;
     },
-    async v1Write(prefix, key, data) {
-      await storage.put(v1Path(prefix, key), Buffer.from(canonicalJson(data)));
+    async v1Write(prefix, key, data, check) {
+      const value = Buffer.from(canonicalJson(data));
+      if (!check) return storage.put(v1Path(prefix, key), value);
+      await storage.transaction(async (tx) => {
+        await check(tx);
+        await tx.put(v1Path(prefix, key), value);
+      });
     },
-    async v1Delete(prefix, key) {
-      await storage.delete(v1Path(prefix, key));
+    async v1Delete(prefix, key, check) {
+      if (!check) return storage.delete(v1Path(prefix, key));
+      await storage.transaction(async (tx) => {
+        await check(tx);
+        await tx.delete(v1Path(prefix, key));
+      });
     },
     async v1Exists(prefix, key) {
       return (await storage.get(v1Path(prefix, key))) !== null;

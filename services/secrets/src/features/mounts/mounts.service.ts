@@ -6,6 +6,7 @@
 // so a client that enables a mount and writes to it through a load balancer never sees a
 // 404 for a mount that exists.
 import { createRefresher, type Bus } from '@selfstack/bus';
+import { AppError } from '@selfstack/errors';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
 import type { Storage, StorageTx } from '../barrier/barrier.types';
@@ -13,6 +14,18 @@ import { upgradeKvV1ToV2 } from '../kv/kv-layout';
 import { mountStoragePrefix, type EnableMountInput, type MountEntry, type TuneMountInput } from './mounts.types';
 
 export const MOUNTS_PATH = 'core/mounts';
+
+/**
+ * A write was about to use a mount entry that storage no longer holds as it is (disabled,
+ * or upgraded to KV v2, by another replica whose bus message has not arrived yet). Nothing
+ * was written; the request handler re-reads the table and serves the request again. Should
+ * the mount change once more during that second try, the client gets this as a 503.
+ */
+export class StaleMountError extends AppError {
+  constructor(readonly mountPath: string) {
+    super(503, [`the mount at ${mountPath} changed while this request was served; nothing was written, retry`]);
+  }
+}
 export const MOUNT_CHANNEL = 'secrets.mounts';
 const RESERVED = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
@@ -30,6 +43,12 @@ export interface MountService {
    * starts after the call (a read already in flight may predate what the caller expects).
    */
   refresh(): Promise<void>;
+  /**
+   * Inside a write transaction: takes a share lock on the stored table (so a disable or a
+   * v1 -> v2 upgrade, which lock it for update, waits for this transaction, and this one
+   * for them) and throws StaleMountError when `entry` is not in it as it is in memory.
+   */
+  assertCurrent(tx: StorageTx, entry: MountEntry): Promise<void>;
   enable(path: string, input: EnableMountInput): Promise<MountEntry>;
   disable(path: string): Promise<void>;
   tune(path: string, input: TuneMountInput): Promise<MountEntry>;
@@ -114,6 +133,15 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
       return service.get(path);
     },
     refresh: () => refresher.refresh(),
+    async assertCurrent(tx, entry) {
+      const raw = await tx.get(MOUNTS_PATH, { forShare: true });
+      const stored = raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
+      const same = stored.find((m) => m.uuid === entry.uuid);
+      if (!same || same.path !== entry.path || same.options.version !== entry.options.version) {
+        void service.refresh().catch(() => undefined);
+        throw new StaleMountError(entry.path);
+      }
+    },
 
     async enable(rawPath, input) {
       const path = normaliseMountPath(rawPath);
