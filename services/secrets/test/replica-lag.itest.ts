@@ -1,7 +1,8 @@
-// Replicas learn of mount-table changes from the bus, which has latency (and can lose a
-// message while Redis reconnects). A replica must not answer "no such mount" for a mount
-// another replica has enabled: on a miss it re-reads the table from storage before it
-// answers. Here the second replica has a bus of its own, so it hears nothing at all: every
+// Replicas learn of mount-table and policy changes from the bus, which has latency (and can
+// lose a message while Redis reconnects). A replica must not answer "no such mount" for a
+// mount another replica has enabled (on a miss it re-reads the table from storage before it
+// answers), must not write into a mount another one has disabled or upgraded, and must not
+// remember a policy as missing. Here the second replica has a bus of its own, so it hears nothing at all: every
 // answer below comes from that re-read.
 import type { Express } from 'express';
 import request from 'supertest';
@@ -160,6 +161,20 @@ describe('a replica that never heard of a new mount', () => {
         expect(got.body.data.data).toEqual({ v: i });
       }
     }
+  });
+
+  it('a policy created on another replica applies at once to a token that named it before it existed', async () => {
+    await request(h.app).put('/v1/secret/data/pol/x').set(as()).send({ data: { a: 1 } }).expect(200);
+    const created = await request(h.app).post('/v1/auth/token/create').set(as()).send({ policies: ['later'] }).expect(200);
+    const token = created.body.auth.client_token as string;
+    // The deaf replica looks the missing policy up (and must not remember that it was missing).
+    const before = await request(deaf.app).get('/v1/secret/data/pol/x').set('X-Vault-Token', token);
+    expect(before.status).toBe(403);
+    expect(before.body).toEqual({ errors: ['1 error occurred:\n\t* permission denied\n\n'] });
+    await request(h.app).put('/v1/sys/policy/later').set(as()).send({ policy: 'path "secret/data/pol/*" { capabilities = ["read"] }' }).expect(204);
+    const after = await request(deaf.app).get('/v1/secret/data/pol/x').set('X-Vault-Token', token);
+    expect(after.status).toBe(200);
+    expect(after.body.data.data).toEqual({ a: 1 });
   });
 });
 

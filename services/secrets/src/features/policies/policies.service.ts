@@ -63,7 +63,9 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
     const started = generation;
     const stored = await get(name);
     const parsed = stored ? await parsePolicy(name, stored.policy) : null;
-    if (generation === started) docs.set(name, parsed);
+    // A missing policy is not remembered: another replica may create it any moment, and
+    // its bus message may come later than the next request naming it.
+    if (parsed && generation === started) docs.set(name, parsed);
     return parsed;
   }
 
@@ -105,7 +107,8 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
         if (d) loaded.push(d);
       }
       const acl = compileAcl(loaded);
-      if (generation === started) acls.set(key, acl);
+      // Only an ACL of policies that all exist is kept (see doc()).
+      if (generation === started && loaded.length === policies.length) acls.set(key, acl);
       return acl;
     },
     clearCache: () => drop(null),
