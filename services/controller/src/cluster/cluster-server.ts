@@ -41,43 +41,41 @@ export async function startClusterServer(deps: {
       },
     });
   }
-  // Syncs of one worker never overlap: two concurrent ones could finish out of order, and
-  // the worker would keep the older snapshot (a session canceled in between would stay on
-  // it for good). A burst of requests shares one sync that reads after the last of them.
-  const refreshers = new Map<string, Refresher>();
-  function syncWorker(workerName: string): Promise<void> {
-    let r = refreshers.get(workerName);
-    if (!r) {
-      r = createRefresher(() => sendSync(workerName));
-      refreshers.set(workerName, r);
-    }
-    return r.refresh();
+  // Per worker, for the life of the process (one small record per worker name, as the
+  // workers table keeps a row): syncs never overlap, since two concurrent ones could finish
+  // out of order and the worker would keep the older snapshot (a session canceled in between
+  // would stay on it for good); a burst of requests shares one sync that reads after the
+  // last of them. Reports (each the worker's whole set) are applied the same way: one
+  // transaction at a time, each with the newest set received when it starts (two concurrent
+  // ones could commit out of order and leave the older count).
+  interface WorkerLink {
+    sync: Refresher;
+    report: Refresher;
+    held: readonly string[];
   }
-
-  // A report is the worker's whole set. Reports of one worker are applied one at a time in
-  // arrival order (two concurrent transactions could commit out of order and leave the
-  // older count); while one is applied only the newest waiting one is kept.
-  const reports = new Map<string, { applying: boolean; next: readonly string[] | null }>();
-  function report(workerName: string, ids: readonly string[]): void {
-    let state = reports.get(workerName);
-    if (!state) {
-      state = { applying: false, next: null };
-      reports.set(workerName, state);
+  const links = new Map<string, WorkerLink>();
+  function linkOf(workerName: string): WorkerLink {
+    let link = links.get(workerName);
+    if (!link) {
+      const l: WorkerLink = {
+        sync: createRefresher(() => sendSync(workerName)),
+        report: createRefresher(() =>
+          store.applyReport(workerName, l.held, new Date()).catch((err: unknown) => {
+            logger.error('session report failed', { worker: workerName, err: String(err) });
+          }),
+        ),
+        held: [],
+      };
+      links.set(workerName, l);
+      link = l;
     }
-    state.next = ids;
-    if (state.applying) return;
-    const s = state;
-    const drain = async (): Promise<void> => {
-      s.applying = true;
-      while (s.next) {
-        const held = s.next;
-        s.next = null;
-        await store.applyReport(workerName, held, new Date()).catch((err: unknown) => logger.error('session report failed', { worker: workerName, err: String(err) }));
-      }
-      s.applying = false;
-      if (reports.get(workerName) === s && !streams.has(workerName)) reports.delete(workerName);
-    };
-    void drain();
+    return link;
+  }
+  const syncWorker = (workerName: string): Promise<void> => linkOf(workerName).sync.refresh();
+  function report(workerName: string, ids: readonly string[]): void {
+    const link = linkOf(workerName);
+    link.held = ids;
+    void link.report.refresh();
   }
 
   const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
@@ -106,7 +104,6 @@ export async function startClusterServer(deps: {
       const gone = () => {
         if (workerName && streams.get(workerName) === stream) {
           streams.delete(workerName);
-          refreshers.delete(workerName);
           logger.info('worker disconnected', { worker: workerName });
           store.markWorker(workerName, { connected: false }).catch(() => undefined);
         }

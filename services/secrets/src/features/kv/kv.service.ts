@@ -50,8 +50,8 @@ export interface KvService {
   // v1
   v1Read(prefix: string, key: string): Promise<RawJson | null>;
   /** `check` runs first in the write's transaction (the mount's StaleMountError guard). */
-  v1Write(prefix: string, key: string, data: Record<string, unknown>, check?: TxCheck): Promise<void>;
-  v1Delete(prefix: string, key: string, check?: TxCheck): Promise<void>;
+  v1Write(prefix: string, key: string, data: Record<string, unknown>, check: TxCheck): Promise<void>;
+  v1Delete(prefix: string, key: string, check: TxCheck): Promise<void>;
   v1Exists(prefix: string, key: string): Promise<boolean>;
   v1List(prefix: string, dir: string): Promise<string[]>;
   // v2
@@ -375,14 +375,12 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     },
     async v1Write(prefix, key, data, check) {
       const value = Buffer.from(canonicalJson(data));
-      if (!check) return storage.put(v1Path(prefix, key), value);
       await storage.transaction(async (tx) => {
         await check(tx);
         await tx.put(v1Path(prefix, key), value);
       });
     },
     async v1Delete(prefix, key, check) {
-      if (!check) return storage.delete(v1Path(prefix, key));
       await storage.transaction(async (tx) => {
         await check(tx);
         await tx.delete(v1Path(prefix, key));

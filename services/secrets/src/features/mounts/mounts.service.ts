@@ -14,6 +14,8 @@ import { upgradeKvV1ToV2 } from '../kv/kv-layout';
 import { mountStoragePrefix, type EnableMountInput, type MountEntry, type TuneMountInput } from './mounts.types';
 
 export const MOUNTS_PATH = 'core/mounts';
+export const MOUNT_CHANNEL = 'secrets.mounts';
+const RESERVED = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
 /**
  * A write was about to use a mount entry that storage no longer holds as it is (disabled,
@@ -26,8 +28,8 @@ export class StaleMountError extends AppError {
     super(503, [`the mount at ${mountPath} changed while this request was served; nothing was written, retry`]);
   }
 }
-export const MOUNT_CHANNEL = 'secrets.mounts';
-const RESERVED = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
+
+const parseTable = (raw: Buffer | null): MountEntry[] => (raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : []);
 
 export interface MountService {
   list(): MountEntry[];
@@ -95,14 +97,14 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
   let byLength: MountEntry[] = [];
   // Reloads can overlap (bus messages in quick succession); only the newest may install.
   let loads = 0;
+
   const install = (mounts: MountEntry[]): void => {
     table = [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     byLength = [...mounts].sort((a, b) => b.path.length - a.path.length);
   };
 
   const readTable = async (tx: StorageTx): Promise<MountEntry[]> => {
-    const raw = await tx.get(MOUNTS_PATH, { forUpdate: true });
-    return raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
+    return parseTable(await tx.get(MOUNTS_PATH, { forUpdate: true }));
   };
 
   const changed = (mounts: MountEntry[]): void => {
@@ -134,13 +136,8 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
     },
     refresh: () => refresher.refresh(),
     async assertCurrent(tx, entry) {
-      const raw = await tx.get(MOUNTS_PATH, { forShare: true });
-      const stored = raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : [];
-      const same = stored.find((m) => m.uuid === entry.uuid);
-      if (!same || same.path !== entry.path || same.options.version !== entry.options.version) {
-        void service.refresh().catch(() => undefined);
-        throw new StaleMountError(entry.path);
-      }
+      const same = parseTable(await tx.get(MOUNTS_PATH, { forShare: true })).find((m) => m.uuid === entry.uuid);
+      if (!same || same.path !== entry.path || same.options.version !== entry.options.version) throw new StaleMountError(entry.path);
     },
 
     async enable(rawPath, input) {
@@ -231,7 +228,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
     async load() {
       const id = ++loads;
       const raw = await storage.get(MOUNTS_PATH);
-      if (id === loads) install(raw ? (JSON.parse(raw.toString('utf8')) as MountEntry[]) : []);
+      if (id === loads) install(parseTable(raw));
     },
     clear: () => install([]),
     async start() {
