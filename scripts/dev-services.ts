@@ -3,6 +3,7 @@
 // health wait. Kept apart from scripts/dev.ts so they can be unit-tested.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
@@ -223,6 +224,23 @@ export function prefixLines(
   return new Promise((resolveDone) => rl.once('close', resolveDone));
 }
 
+/**
+ * One GET with node:http, answering the status. Not `fetch`: it refuses the ports on the
+ * WHATWG "bad ports" list (6000, 6665-6669, 10080, ...) before connecting, and a service may
+ * well listen on one of them (a DEV_PORT_OFFSET of 1000 puts the registry on 6000).
+ */
+function probe(url: string, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { timeout: timeoutMs }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', reject);
+    });
+    req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.once('error', reject);
+  });
+}
+
 export type HealthOutcome = { ok: true; ms: number } | { ok: false; reason: string };
 
 /**
@@ -239,12 +257,11 @@ export async function waitForHealthy(
     const dead = options.exited?.();
     if (dead) return { ok: false, reason: dead };
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
-      await res.arrayBuffer();
-      if (res.status === 200) return { ok: true, ms: Date.now() - started };
-      last = `HTTP ${res.status}`;
+      const status = await probe(url, 2000);
+      if (status === 200) return { ok: true, ms: Date.now() - started };
+      last = `HTTP ${status}`;
     } catch (err) {
-      last = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+      last = (err as Error).message;
     }
     if (Date.now() - started >= options.timeoutMs) return { ok: false, reason: `not healthy after ${options.timeoutMs} ms (${last})` };
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 250));

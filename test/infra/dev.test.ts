@@ -2,6 +2,8 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import { FETCH_BLOCKED_PORTS, isPortFree } from '@selfstack/testing';
 import { PassThrough } from 'node:stream';
 import { parseHcl } from '@selfstack/config';
 import { healthExposed, parseServerConfig } from '../../services/controller/src/config/controller-config';
@@ -14,6 +16,7 @@ import {
   portsWithOffset,
   prefixLines,
   renderControllerHcl,
+  waitForHealthy,
 } from '../../scripts/dev-services';
 import { stagePostgresNative } from '../../scripts/dev-postgres';
 
@@ -168,3 +171,42 @@ describe('embedded PostgreSQL binaries outside a checkout the unprivileged user 
     }
   });
 });
+
+describe('health probe (waitForHealthy)', () => {
+  // Ports `fetch` refuses before connecting (WHATWG "bad ports"); DEV_PORT_OFFSET=1000 puts
+  // the registry on 6000. The probe must reach a service there like on any other port.
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = undefined;
+  });
+
+  it('answers ok for a service on a port fetch refuses, and names the status otherwise', async () => {
+    let port: number | undefined;
+    for (const p of FETCH_BLOCKED_PORTS) {
+      if (await isPortFree(p)) {
+        port = p;
+        break;
+      }
+    }
+    if (port === undefined) throw new Error(`all of ${[...FETCH_BLOCKED_PORTS].join(', ')} are in use here`);
+    let status = 503;
+    server = createServer((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((r) => server?.listen(port, '127.0.0.1', r));
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    const failing = await waitForHealthy(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 300, intervalMs: 50 });
+    expect(failing).toEqual({ ok: false, reason: 'not healthy after 300 ms (HTTP 503)' });
+    status = 200;
+    const healthy = await waitForHealthy(`http://127.0.0.1:${port}/healthz`, { timeoutMs: 2000, intervalMs: 50 });
+    expect(healthy).toMatchObject({ ok: true });
+  });
+
+  it('reports a refused connection', async () => {
+    const r = await waitForHealthy('http://127.0.0.1:1/healthz', { timeoutMs: 200, intervalMs: 50 });
+    expect(r).toEqual({ ok: false, reason: 'not healthy after 200 ms (connect ECONNREFUSED 127.0.0.1:1)' });
+  });
+});
+

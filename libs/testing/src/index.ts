@@ -34,5 +34,5 @@ export {
   type SweepRoute,
 } from './hostile-sweep';
 export { openBackendTerminator, type BackendTerminator } from './connection-loss';
-export { EPHEMERAL_PORT_START, freePortBelowEphemeral, isPortFree } from './ports';
+export { EPHEMERAL_PORT_START, FETCH_BLOCKED_PORTS, freePortBelowEphemeral, isPortFree } from './ports';
 export { waitFor } from './wait';
