@@ -23,6 +23,7 @@
 // sets the unrecorded warm-up rounds.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -32,6 +33,7 @@ import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
+import { idleGcOptions, loadSchedulerEnv } from '../../services/scheduler/src/config';
 import type { Db } from '../../services/scheduler/src/features/common/common.types';
 import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/features/jobs/job-spec';
 import { percentile } from '../measure';
@@ -119,7 +121,9 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
       config: { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
     });
     // Blocked clients sit idle between rounds: keep their connections (no reconnects mid-round).
-    const listener = await createListener(app, { port: 0, host: '127.0.0.1', keepAliveTimeoutMs: 120_000 });
+    // The idle collection as main.ts configures it by default (SCHEDULER_IDLE_GC_MS).
+    const idleGc = idleGcOptions(loadSchedulerEnv(process.env).SCHEDULER_IDLE_GC_MS);
+    const listener = await createListener(app, { port: 0, host: '127.0.0.1', keepAliveTimeoutMs: 120_000, ...(idleGc ? { idleGc } : {}) });
     const b = bus;
     return {
       url: listener.url,
@@ -464,7 +468,7 @@ async function workersTarget(ctx: ScenarioContext, workers: number): Promise<Wak
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    ctx.log(`scheduler: ${workers} worker processes on port ${port} (database ${db.name})`);
+    ctx.log(`scheduler: main.ts with SCHEDULER_WORKERS=${workers} on port ${port} (database ${db.name})`);
     return {
       port,
       async armed(count) {
@@ -493,30 +497,141 @@ async function workersTarget(ctx: ScenarioContext, workers: number): Promise<Wak
   }
 }
 
-function blockingWakeup(variant: 'in-process' | 'workers') {
+/**
+ * GC pauses of this process (where the in-process scheduler runs) from mark() on, as
+ * "kind:ms" per pause: the p99 of a round follows whether a scavenge fell in its wake-up.
+ */
+function gcWatch(): { mark(): void; since(): string } {
+  const kinds: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weakcb' };
+  let from = performance.now();
+  const seen: Array<{ at: number; text: string }> = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
+      seen.push({ at: e.startTime, text: `${kinds[kind] ?? kind}:${e.duration.toFixed(1)}` });
+    }
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    mark() {
+      from = performance.now();
+      seen.length = 0;
+    },
+    since() {
+      return seen
+        .filter((e) => e.at >= from)
+        .map((e) => e.text)
+        .join(',');
+    },
+  };
+}
+
+/** The watched jobs: `wake-0` .. `wake-(WAKE_SET-1)`; round r updates wake-(r % WAKE_SET). */
+const WAKE_SET = 10;
+
+function wakeJob(i: number, round: number): unknown {
+  return { Job: { ID: `wake-${i}`, Meta: { round: String(round) }, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] } };
+}
+
+function putJson(agent: http.Agent, port: number, path: string, body: unknown): Promise<{ status: number; index: number }> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'PUT', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, index: Number(res.headers['x-scheduler-index']) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/**
+ * SCHEDULER_BENCH_PROFILE=dir: a CPU profile (the bench process's main thread, where the
+ * in-process scheduler runs) of each recorded round, from just before the write is sent
+ * until every blocked client has its answer; one `round-N.cpuprofile` per round.
+ * `bench/profile-summary.ts` adds them up by function.
+ */
+async function roundProfiler(ctx: ScenarioContext, label: string) {
+  const dir = process.env['SCHEDULER_BENCH_PROFILE'];
+  if (!dir) return undefined;
+  const { Session } = await import('node:inspector/promises');
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  await mkdir(dir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  ctx.log(`${label}: profiling recorded rounds into ${dir}`);
+  let armed = false;
+  return {
+    dir,
+    // Profiling starts at begin(), right before the write; start() only makes it possible.
+    async start() {
+      armed = true;
+    },
+    begin() {
+      if (!armed) return;
+      armed = false;
+      void session.post('Profiler.start');
+    },
+    async stop(round: number) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(join(dir, `round-${round}.cpuprofile`), JSON.stringify(profile));
+    },
+    async close() {
+      await session.post('Profiler.disable');
+      session.disconnect();
+    },
+  };
+}
+
+type WakeVariant = 'in-process' | 'process' | 'workers';
+
+function blockingWakeup(variant: WakeVariant) {
   return (ctx: ScenarioContext) => runBlockingWakeup(ctx, variant);
 }
 
-async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | 'workers'): Promise<ScenarioInstance> {
+async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Promise<ScenarioInstance> {
   const waiters = sizeFromEnv('SCHEDULER_BENCH_WAITERS', 1000);
-  const workerCount = Math.max(2, availableParallelism());
-  const s = variant === 'workers' ? await workersTarget(ctx, workerCount) : await inProcessTarget(ctx);
-  const label = variant === 'workers' ? `scheduler-blocking-wakeup-workers (${workerCount} worker processes)` : 'scheduler-blocking-wakeup';
+  const idleEnv = Number(process.env['SCHEDULER_BENCH_IDLE_MS'] ?? 100);
+  const idleMs = Number.isInteger(idleEnv) && idleEnv >= 0 ? idleEnv : 100;
+  const workerCount = variant === 'workers' ? Math.max(2, availableParallelism()) : 1;
+  const s = variant === 'in-process' ? await inProcessTarget(ctx) : await workersTarget(ctx, workerCount);
+  const label =
+    variant === 'workers'
+      ? `scheduler-blocking-wakeup-workers (${workerCount} worker processes)`
+      : variant === 'process'
+        ? 'scheduler-blocking-wakeup-process'
+        : 'scheduler-blocking-wakeup';
   const worker = new Worker(WAITER_WORKER, { eval: true, workerData: { waiters } });
   const reader = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const perClient: number[] = [];
   const firsts: number[] = [];
   const barePerClient: number[] = [];
   const bareFirsts: number[] = [];
+  // The watched list is a fixed set of WAKE_SET jobs, registered here; each round updates
+  // one of them (a new Meta value: a new job version), so every round answers the same
+  // number of job stubs. (Registering a new job per round made the woken responses grow by
+  // one stub a round, and the figures depend on how long the run was.)
+  for (let i = 0; i < WAKE_SET; i++) {
+    const put = await putJson(reader, s.port, '/v1/jobs', wakeJob(i, -1));
+    if (put.status !== 200) throw new Error(`registering wake-${i} answered ${put.status}`);
+  }
   let index = (await getJson(reader, s.port, '/v1/jobs')).index;
   reader.destroy();
+  const profiler = await roundProfiler(ctx, label);
+  const gcs = gcWatch();
   const floor = await startBareFloor();
   const floorSide = serverClock(floor.server);
   const perServer: number[] = [];
   const barePerServer: number[] = [];
   let n = 0;
 
-  async function round(port: number, armedAt: number, path: string, armed: () => Promise<boolean>, body: unknown): Promise<RoundResult> {
+  async function round(port: number, armedAt: number, path: string, armed: () => Promise<boolean>, body: unknown, beforeWrite?: () => void): Promise<RoundResult> {
     let settled: RoundResult | undefined;
     const answered = new Promise<RoundResult>((resolve) =>
       worker.once('message', (m: RoundResult) => {
@@ -533,6 +648,12 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | '
       await new Promise((r) => setTimeout(r, 2));
     }
     if (settled !== undefined) throw new Error(`round ended while arming: ${settled.failed || 'unknown'}`);
+    // The clients sit blocked for a moment before the write, as blocked clients do (they
+    // wait up to minutes); same pause for the floor.
+    if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
+    const ended = settled as RoundResult | undefined; // set by the worker's message meanwhile
+    if (ended !== undefined) throw new Error(`round ended before the write: ${ended.failed || 'unknown'}`);
+    beforeWrite?.();
     worker.postMessage({ type: 'write', port, path: '/v1/jobs', body });
     const result = await answered;
     if (result.writeStatus !== 200) throw new Error(`register answered ${result.writeStatus}${result.failed ? ` (${result.failed})` : ''}`);
@@ -544,17 +665,25 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | '
   const latencies = (times: number[]) => times.map((t) => Math.max(0, t)).sort((a, b) => a - b);
 
   const roundP99s: string[] = [];
+  const bodyBytes: number[] = [];
   // One op: a scheduler round, then a floor round under the same conditions.
   const op = async (record: boolean): Promise<void> => {
     const armedAt = index;
-    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), {
-      Job: { ID: `wake-${n++}`, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] },
+    const round_ = n++;
+    if (record) await profiler?.start();
+    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), wakeJob(round_ % WAKE_SET, round_), () => {
+      gcs.mark();
+      profiler?.begin();
     });
+    const gcInRound = gcs.since();
+    if (record) await profiler?.stop(round_);
     const lat = latencies(r.times);
     const served = s.clock ? latencies(s.clock.take()) : undefined;
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
-    floor.use(await sampleResponse(s.port, '/v1/jobs?prefix=wake-'));
+    const sample = await sampleResponse(s.port, '/v1/jobs?prefix=wake-');
+    bodyBytes.push(sample.body.length);
+    floor.use(sample);
     const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => Promise.resolve(floor.held() >= waiters), {})).times);
     const bareServed = latencies(floorSide.take());
     if (!record) return;
@@ -567,7 +696,7 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | '
     firsts.push(lat[0] ?? 0);
     barePerClient.push(...b);
     bareFirsts.push(b[0] ?? 0);
-    roundP99s.push(`${percentile(lat, 99).toFixed(0)}/${percentile(b, 99).toFixed(0)}`);
+    roundP99s.push(`${percentile(lat, 99).toFixed(0)}/${percentile(b, 99).toFixed(0)}${gcInRound ? `(gc ${gcInRound})` : ''}`);
   };
   // Warm-up rounds (both servers) are not recorded: the first wake-ups run cold code (JIT,
   // first Prisma/Redis use) and, with a few rounds per run, would be the whole p99 alone.
@@ -592,12 +721,15 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: 'in-process' | '
           `${label}: bare node:http floor, same run (${waiters} held requests answered at once, same headers and body): ${summary(barePerClient)}; first client p50 ${percentile([...bareFirsts].sort((a, b) => a - b), 50).toFixed(2)} ms; scheduler/floor p50 x${ratio(50)}, p99 x${ratio(99)}`,
         );
         ctx.log(`${label}: p99 per round, scheduler/floor ms: ${roundP99s.join(' ')}`);
+        ctx.log(`${label}: response body bytes per round: ${bodyBytes.join(' ')}`);
         if (perServer.length > 0) {
           ctx.log(
             `${label}: server side (write's response written -> each woken response written, server clock): scheduler ${summary(perServer)}; floor ${summary(barePerServer)}`,
           );
         }
       }
+      if (profiler) ctx.log(`${label}: CPU profiles of the recorded rounds' wake windows in ${profiler.dir} (summary: npx tsx bench/profile-summary.ts ${profiler.dir})`);
+      await profiler?.close();
       worker.postMessage({ type: 'close' });
       await worker.terminate();
       await floor.close();
@@ -636,6 +768,13 @@ export const scenarios: Scenario[] = [
     description: 'register a job with 1,000 clients blocked on /v1/jobs?index=N; op = arm, write until all 1,000 answered, then the same round on a bare node:http floor',
     baseline: 'node-http',
     setup: blockingWakeup('in-process'),
+  },
+  {
+    name: 'scheduler-blocking-wakeup-process',
+    description:
+      'the same wake-up rounds against the scheduler as deployed by default (its main.ts in a child process, SCHEDULER_WORKERS=1), apart from the benchmark harness and the floor',
+    baseline: 'node-http',
+    setup: blockingWakeup('process'),
   },
   {
     name: 'scheduler-blocking-wakeup-workers',

@@ -3,6 +3,7 @@ export * from './dispatch';
 export * from './fields';
 export * from './framer';
 export * from './help';
+export * from './idle-gc';
 export * from './kit-app';
 export * from './kit-settings';
 export * from './listener';

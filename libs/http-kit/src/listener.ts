@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type RequestListener, type ServerResponse }
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { RequestFramer } from './framer';
+import { createIdleGc, type GcFunction, type IdleGcOptions } from './idle-gc';
 
 /** Header added to rewritten LIST requests; removed again before the app sees them. */
 export const LIST_MARKER_HEADER = 'x-selfstack-original-method';
@@ -14,6 +15,9 @@ export interface ListenerOptions {
    * client keeps sending past it). The app's own limit answers 413 first. Default: none. */
   maxRequestBytes?: number;
   keepAliveTimeoutMs?: number;
+  /** Collect V8's young generation when the listener has been quiet for `idleMs` while
+   * holding at least `minHeld` requests (see idle-gc.ts). Default: off. */
+  idleGc?: Omit<IdleGcOptions, 'gc'> & { gc?: GcFunction };
 }
 
 export interface CloseOptions {
@@ -353,6 +357,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
   const inflight = new Set<ServerResponse>();
   let closing = false;
   let onDrained: (() => void) | undefined;
+  const idleGc = options.idleGc && options.idleGc.idleMs > 0 ? createIdleGc(options.idleGc, () => inflight.size) : undefined;
 
   const checkDrained = () => {
     if (closing && connections.size === 0 && onDrained) onDrained();
@@ -365,10 +370,12 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     const state = connections.get(raw);
     if (state) state.active++;
     inflight.add(res);
+    idleGc?.arrived();
     // During shutdown, answer but do not keep the connection.
     if (closing) res.setHeader('Connection', 'close');
     res.once('close', () => {
       inflight.delete(res);
+      idleGc?.finished();
       if (state) {
         if (maxBody >= 0 && !req.complete && !state.framed) capDroppedBody(req, raw);
         state.active--;
@@ -549,6 +556,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
         close(closeOptions: CloseOptions = {}) {
           closed ??= new Promise<void>((done) => {
             closing = true;
+            idleGc?.close();
             const drainTimeoutMs = closeOptions.drainTimeoutMs ?? 10000;
             netServer.close();
             for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');

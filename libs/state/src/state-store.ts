@@ -140,7 +140,8 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
   const transactionTimeoutMs = options.transactionTimeoutMs ?? 15_000;
   const transactionMaxWaitMs = options.transactionMaxWaitMs ?? transactionTimeoutMs;
   const sql = buildStateSql(schema);
-  const waiters = new WaiterRegistry();
+  // The first woken reader leads, the others follow one macrotask later (waiters.ts).
+  const waiters = new WaiterRegistry({ defer: (fn) => setImmediate(fn) });
   const hub = new EventHub({
     db: prisma,
     sql,

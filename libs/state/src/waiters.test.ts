@@ -53,4 +53,31 @@ describe('WaiterRegistry', () => {
     expect(registry.size).toBe(0);
     expect(registry.wake(['t'])).toBe(0);
   });
+
+  it('notifies a waiter registered on several written tables once', () => {
+    const registry = new WaiterRegistry();
+    const both = waiter(['jobs', 'nodes']);
+    registry.add(both);
+    expect(registry.wake(['jobs', 'nodes'], 3)).toBe(1);
+    expect(both.indexes).toEqual([3]);
+  });
+
+  it('with defer, wakes the first waiter at once and the others when the deferred call runs', () => {
+    const deferred: Array<() => void> = [];
+    const registry = new WaiterRegistry({ defer: (fn) => deferred.push(fn) });
+    const [a, b, c] = [waiter(['jobs']), waiter(['jobs']), waiter(['jobs', 'nodes'])];
+    [a, b, c].forEach((w) => registry.add(w));
+    expect(registry.wake(['jobs', 'nodes'], 9)).toBe(3);
+    expect([a.calls, b.calls, c.calls]).toEqual([1, 0, 0]);
+    expect(deferred).toHaveLength(1);
+    deferred[0]?.();
+    expect([a.indexes, b.indexes, c.indexes]).toEqual([[9], [9], [9]]);
+    // A single waiter is not deferred; wakeAll never is.
+    registry.remove(b);
+    registry.remove(c);
+    registry.wake(['jobs'], 10);
+    registry.wakeAll();
+    expect(a.indexes).toEqual([9, 10, undefined]);
+    expect(deferred).toHaveLength(1);
+  });
 });

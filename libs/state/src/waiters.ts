@@ -8,9 +8,24 @@ export interface Waiter {
   notify(index?: number): void;
 }
 
+export interface WaiterRegistryOptions {
+  /**
+   * Wake the first waiter of a wake-up at once and the others in `defer(fn)` (the state
+   * store passes setImmediate). The readers one write wakes mostly ask the same question at
+   * the same index and share one load (blockingRead's shared loads): woken all in one go,
+   * the continuations of every one of them run before the first one's query gets past
+   * its awaits to Postgres, so the query (and with it every answer) waits for all of
+   * them. Woken first and alone, the leader's query is on its way while the rest wake up
+   * and join it. Without `defer`, everyone is woken synchronously.
+   */
+  defer?: (fn: () => void) => void;
+}
+
 export class WaiterRegistry {
   private readonly byTable = new Map<string, Set<Waiter>>();
   private readonly all = new Set<Waiter>();
+
+  constructor(private readonly options: WaiterRegistryOptions = {}) {}
 
   get size(): number {
     return this.all.size;
@@ -39,18 +54,32 @@ export class WaiterRegistry {
     }
   }
 
-  // notify() may unregister synchronously; iterate over a snapshot of each set.
+  /**
+   * Notifies every waiter registered on any of `tables` once (a waiter on two written
+   * tables is notified once); returns how many. notify() may unregister synchronously, so
+   * the waiters are collected first. With `defer`, all but the first are notified later.
+   */
   wake(tables: readonly string[], index?: number): number {
-    let woken = 0;
+    let targets: Set<Waiter> | undefined;
     for (const table of tables) {
       const set = this.byTable.get(table);
       if (!set) continue;
-      for (const waiter of [...set]) {
-        waiter.notify(index);
-        woken++;
-      }
+      if (!targets) targets = new Set(set);
+      else for (const w of set) targets.add(w);
     }
-    return woken;
+    if (!targets) return 0;
+    const count = targets.size;
+    const defer = this.options.defer;
+    if (!defer || count === 1) {
+      for (const waiter of targets) waiter.notify(index);
+      return count;
+    }
+    const list = [...targets];
+    (list[0] as Waiter).notify(index);
+    defer(() => {
+      for (let i = 1; i < list.length; i++) (list[i] as Waiter).notify(index);
+    });
+    return count;
   }
 
   wakeAll(): void {

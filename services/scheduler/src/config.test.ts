@@ -1,5 +1,5 @@
 import { ConfigError } from '@selfstack/config';
-import { loadSchedulerEnv } from './config';
+import { IDLE_GC_MIN_HELD, idleGcOptions, loadSchedulerEnv } from './config';
 
 const REDIS = { REDIS_URL: 'redis://127.0.0.1:6379' };
 
@@ -29,5 +29,18 @@ describe('SCHEDULER_WORKERS', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     const problems = (caught as ConfigError).problems;
     expect(problems).toEqual([{ where: 'SCHEDULER_WORKERS', message: expect.stringContaining('needs REDIS_URL') }]);
+  });
+});
+
+describe('SCHEDULER_IDLE_GC_MS', () => {
+  it('defaults to 20 ms; 0 turns the idle collection off', () => {
+    expect(loadSchedulerEnv({}).SCHEDULER_IDLE_GC_MS).toBe(20);
+    expect(idleGcOptions(loadSchedulerEnv({}).SCHEDULER_IDLE_GC_MS)).toEqual({ idleMs: 20, minHeld: IDLE_GC_MIN_HELD });
+    expect(idleGcOptions(loadSchedulerEnv({ SCHEDULER_IDLE_GC_MS: '0' }).SCHEDULER_IDLE_GC_MS)).toBeUndefined();
+    expect(loadSchedulerEnv({ SCHEDULER_IDLE_GC_MS: ' ' }).SCHEDULER_IDLE_GC_MS).toBe(20);
+  });
+
+  it.each(['-1', '1.5', 'soon', '60001'])('refuses %j', (value) => {
+    expect(() => loadSchedulerEnv({ SCHEDULER_IDLE_GC_MS: value })).toThrow(ConfigError);
   });
 });

@@ -44,6 +44,12 @@ export const schedulerEnvSchema = z.object({
     (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : v.trim().toLowerCase() === 'auto' ? 'auto' : Number(v)) : v),
     z.union([z.literal('auto'), z.number({ message: 'must be a whole number from 1 to 64, or auto' }).int().min(1).max(64)]).default(1),
   ),
+  // Quiet time (ms) after which a process holding many blocking queries collects V8's young
+  // generation (libs/http-kit idle-gc.ts; docs/scheduler.md "Configuration"); 0 = off.
+  SCHEDULER_IDLE_GC_MS: z.preprocess(
+    (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : Number(v)) : v),
+    z.number({ message: 'must be a whole number of milliseconds (0 = off)' }).int().min(0).max(60_000).default(20),
+  ),
 }).superRefine((env, ctx) => {
   if (env.SCHEDULER_WORKERS !== 1 && !env.REDIS_URL) {
     ctx.addIssue({
@@ -58,4 +64,12 @@ export type SchedulerEnv = z.output<typeof schedulerEnvSchema>;
 
 export function loadSchedulerEnv(env: EnvSource): SchedulerEnv {
   return loadEnv(schedulerEnvSchema, env);
+}
+
+/** Held requests below which an idle collection is not worth its pause. */
+export const IDLE_GC_MIN_HELD = 100;
+
+/** The listener's idle collection (createListener's `idleGc`), off when the setting is 0. */
+export function idleGcOptions(idleMs: number): { idleMs: number; minHeld: number } | undefined {
+  return idleMs > 0 ? { idleMs, minHeld: IDLE_GC_MIN_HELD } : undefined;
 }

@@ -12,7 +12,7 @@ import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
 import type { Db } from './features/common/common.types';
-import { loadSchedulerEnv } from './config';
+import { idleGcOptions, loadSchedulerEnv } from './config';
 
 async function main(): Promise<void> {
   const env = loadSchedulerEnv(process.env);
@@ -56,7 +56,13 @@ async function main(): Promise<void> {
       postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
     }),
   });
-  const listener = await createListener(app, { port: env.PORT, host: env.HOST, maxRequestBytes: env.MAX_REQUEST_BYTES });
+  const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
+  const listener = await createListener(app, {
+    port: env.PORT,
+    host: env.HOST,
+    maxRequestBytes: env.MAX_REQUEST_BYTES,
+    ...(idleGc ? { idleGc: { ...idleGc, onCollect: (c: { held: number; ms: number }) => logger.debug('idle young-generation collection', c) } } : {}),
+  });
   logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED, worker: cluster.worker?.id ?? 0 });
   const shutdown = installShutdown({
     listeners: [listener],
