@@ -7,6 +7,7 @@ import { coerceValue, parseBool, type FieldMap } from './fields';
 import { helpFor, helpSelects, type HelpOptions } from './help';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
 import { toPathTable, type CompiledField, type CompiledPath, type PathTable } from './path-table';
+import { onResponseClose } from './response-close';
 import type { AnyPathSpec, Operation, OperationContext, RequestContext } from './path-spec';
 
 /** Writes a handler's result (Vault: envelope; Nomad: index headers; ...). */
@@ -82,7 +83,7 @@ class KitContext<X> implements OperationContext<FieldMap, X> {
       const res = this.res;
       if (!res.writableFinished) {
         if (res.destroyed || this.req.socket?.destroyed) controller.abort();
-        else res.once('close', () => { if (!res.writableFinished) controller.abort(); });
+        else onResponseClose(res, () => { if (!res.writableFinished) controller.abort(); });
       }
     }
     return this.controller.signal;

@@ -10,5 +10,6 @@ export * from './listener';
 export * from './path-pattern';
 export * from './path-spec';
 export * from './path-table';
+export * from './response-close';
 export * from './shutdown';
 export * from './workers';

@@ -6,6 +6,7 @@ import { MethodNotAllowedError, NotFoundError, errorMiddleware, type ErrorFlavou
 import type { Logger } from '@selfstack/logger';
 import { jsonBody } from './body';
 import { DEFAULT_MAX_REQUEST_BYTES, KIT_SETTINGS_KEY, type KitSettings } from './kit-settings';
+import { onResponseClose } from './response-close';
 
 export interface KitMetricsOptions {
   /** Node process metrics (event loop lag, GC, heap). Off by default: tests build many apps. */
@@ -183,7 +184,7 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
     const requestId = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
-    res.once('close', () => {
+    onResponseClose(res, () => {
       const durationMs = performance.now() - start;
       const route = routeLabel(req, res);
       const status = res.statusCode;

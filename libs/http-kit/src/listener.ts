@@ -4,6 +4,7 @@ import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { RequestFramer } from './framer';
 import { createIdleGc, type GcFunction, type IdleGcOptions } from './idle-gc';
+import { onResponseClose } from './response-close';
 
 /** Header added to rewritten LIST requests; removed again before the app sees them. */
 export const LIST_MARKER_HEADER = 'x-selfstack-original-method';
@@ -373,7 +374,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     idleGc?.arrived();
     // During shutdown, answer but do not keep the connection.
     if (closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
+    onResponseClose(res, () => {
       inflight.delete(res);
       idleGc?.finished();
       if (state) {
