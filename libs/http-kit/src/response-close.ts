@@ -2,7 +2,7 @@
 // closed (the listener's bookkeeping, the request log and metrics, the dispatcher's abort
 // signal). Each `res.once('close', fn)` costs a wrapper, an emit through it and a removal
 // on every response; with 1,000 woken blocking queries answered in one burst that was
-// ~7 ms of the burst (docs/scheduler.md, "Benchmarks", eighth round).
+// ~7 ms of the burst (docs/scheduler.md, "Benchmarks", seventh round).
 import type { ServerResponse } from 'node:http';
 
 const HOOKS = Symbol('selfstack.responseCloseHooks');
