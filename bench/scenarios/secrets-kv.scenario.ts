@@ -4,8 +4,12 @@
 // run's connection count (32 by default), reported as ratios to the same-run bare
 // node:http server. Reads pick a random one of 1,000 keys per request (as vault-benchmark's
 // kvv2_read does), once with the physical cache as deployed and once with it disabled
-// (SECRETS_CACHE_MB=0: every read is a Postgres round trip).
+// (SECRETS_CACHE_MB=0: every read is a Postgres round trip). `secrets-kv2-read-floor` is
+// a bare node:http server answering every request with the bytes of one such read (its
+// status, headers and body, sampled from the service): what the kernel and node:http cost
+// for that response, without any of the service, next to the baseline's small body.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { createMemoryBus, createRedisBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
@@ -88,6 +92,59 @@ function readScenario(cache: boolean) {
   };
 }
 
+/** One response of `url` (status, headers as sent but hop-by-hop and per-response ones, body). */
+function sample(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Array<[string, string]>; body: Buffer }> {
+  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const out: Array<[string, string]> = [];
+          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+            const k = res.rawHeaders[i] as string;
+            if (!skip.has(k.toLowerCase())) out.push([k, res.rawHeaders[i + 1] as string]);
+          }
+          resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+async function readFloor(ctx: ScenarioContext): Promise<ScenarioInstance> {
+  const s = await startSecrets(ctx, { cache: true, readKeys: 1 });
+  let one;
+  try {
+    one = await sample(`${s.url}/v1/secret/data/bench/read-0`, { 'X-Vault-Token': s.token });
+  } finally {
+    await s.teardown();
+  }
+  if (one.status !== 200) throw new Error(`sampling a read answered ${one.status}`);
+  const r = one;
+  const headerBytes = r.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+  ctx.log(`secrets-kv2-read-floor: replaying a KV v2 read: ${r.headers.length} headers (~${headerBytes} bytes) and a ${r.body.length}-byte body`);
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.statusCode = r.status;
+    for (const [k, v] of r.headers) res.setHeader(k, v);
+    res.setHeader('Content-Length', r.body.length);
+    res.end(r.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    target: { kind: 'http', url: `http://127.0.0.1:${port}/v1/secret/data/bench/read-0` },
+    teardown: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 async function writeScenario(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const s = await startSecrets(ctx, { cache: true, readKeys: 0 });
   // Each request writes a random one of 64 keys, as vault-benchmark's kvv2_write does
@@ -112,6 +169,12 @@ export const scenarios: Scenario[] = [
     description: `secrets: GET /v1/secret/data/<key>, a random one of ${READ_KEYS} keys (token, ACL, physical cache, barrier decrypt), KV v2`,
     baseline: 'node-http',
     setup: readScenario(true),
+  },
+  {
+    name: 'secrets-kv2-read-floor',
+    description: 'a bare node:http server answering with the bytes of one KV v2 read (same status, headers and body): the floor under secrets-kv2-read',
+    baseline: 'node-http',
+    setup: readFloor,
   },
   {
     name: 'secrets-kv2-read-uncached',
