@@ -1,7 +1,7 @@
 // The two figures every run measures first (../shared/ARCHITECTURE.md, "Tests": "each
 // run measures a bare Node HTTP server and Postgres point reads in the same run and
 // reports our figures as ratios to them"), so results compare across machines.
-import { createServer, type Server } from 'node:http';
+import http, { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import type { BaselineName, Scenario } from './scenario';
@@ -74,3 +74,32 @@ const pgPointRead: Scenario = {
 };
 
 export const BASELINES: Readonly<Record<BaselineName, Scenario>> = { 'node-http': nodeHttp, 'pg-point-read': pgPointRead };
+
+/** A sampled response, as a floor server replays it. */
+export interface SampledResponse {
+  status: number;
+  /** As sent, minus the hop-by-hop and per-response ones node:http writes itself. */
+  headers: Array<[string, string]>;
+  body: Buffer;
+}
+
+const NOT_REPLAYED = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** One response of `url` (for the floors that answer with a service's own bytes). */
+export function sampleResponse(url: string, headers: Record<string, string> = {}): Promise<SampledResponse> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const out: Array<[string, string]> = [];
+          const raw = res.rawHeaders;
+          for (let i = 0; i + 1 < raw.length; i += 2) if (!NOT_REPLAYED.has((raw[i] as string).toLowerCase())) out.push([raw[i] as string, raw[i + 1] as string]);
+          resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}

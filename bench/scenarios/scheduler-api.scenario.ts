@@ -39,6 +39,7 @@ import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/featur
 import { percentile } from '../measure';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+import { sampleResponse, type SampledResponse } from '../baselines';
 import { freePortBelowEphemeral } from '@selfstack/testing';
 
 
@@ -301,7 +302,7 @@ interface RoundResult {
  * remains between the two is what the scheduler adds; the floor itself is what one Node
  * event loop needs to write that many HTTP responses on this machine.
  */
-type Sample = { headers: Array<[string, string]>; body: Buffer };
+type Sample = Pick<SampledResponse, 'headers' | 'body'>;
 
 async function startBareFloor(): Promise<{ port: number; server: http.Server; held(): number; use(sample: Sample): void; close(): Promise<void> }> {
   let sample: Sample = { headers: [], body: Buffer.from('[]') };
@@ -338,26 +339,6 @@ async function startBareFloor(): Promise<{ port: number; server: http.Server; he
         server.close(() => resolve());
       }),
   };
-}
-
-/** One response of the scheduler as the floor replays it (hop-by-hop and per-response headers left to node:http). */
-function sampleResponse(port: number, path: string): Promise<Sample> {
-  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, path }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers: Array<[string, string]> = [];
-          const raw = res.rawHeaders;
-          for (let i = 0; i + 1 < raw.length; i += 2) if (!skip.has((raw[i] as string).toLowerCase())) headers.push([raw[i] as string, raw[i + 1] as string]);
-          resolve({ headers, body: Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
 }
 
 /**
@@ -566,16 +547,10 @@ async function roundProfiler(ctx: ScenarioContext, label: string) {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   ctx.log(`${label}: profiling recorded rounds into ${dir}`);
-  let armed = false;
   return {
     dir,
-    // Profiling starts at begin(), right before the write; start() only makes it possible.
-    async start() {
-      armed = true;
-    },
+    // Called right before the write is sent.
     begin() {
-      if (!armed) return;
-      armed = false;
       void session.post('Profiler.start');
     },
     async stop(round: number) {
@@ -669,19 +644,18 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Pr
   // One op: a scheduler round, then a floor round under the same conditions.
   const op = async (record: boolean): Promise<void> => {
     const armedAt = index;
-    const round_ = n++;
-    if (record) await profiler?.start();
-    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), wakeJob(round_ % WAKE_SET, round_), () => {
+    const roundNo = n++;
+    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), wakeJob(roundNo % WAKE_SET, roundNo), () => {
       gcs.mark();
-      profiler?.begin();
+      if (record) profiler?.begin();
     });
     const gcInRound = gcs.since();
-    if (record) await profiler?.stop(round_);
+    if (record) await profiler?.stop(roundNo);
     const lat = latencies(r.times);
     const served = s.clock ? latencies(s.clock.take()) : undefined;
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
-    const sample = await sampleResponse(s.port, '/v1/jobs?prefix=wake-');
+    const sample = await sampleResponse(`http://127.0.0.1:${s.port}/v1/jobs?prefix=wake-`);
     bodyBytes.push(sample.body.length);
     floor.use(sample);
     const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => Promise.resolve(floor.held() >= waiters), {})).times);

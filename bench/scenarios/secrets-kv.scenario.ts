@@ -20,6 +20,7 @@ import { defaultListener, entryCacheOptions, envSchema } from '../../services/se
 import { createSecretsServices } from '../../services/secrets/src/services';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase } from '../bench-database';
+import { sampleResponse } from '../baselines';
 
 const WRITE_KEYS = 64;
 const READ_KEYS = 1000;
@@ -92,33 +93,11 @@ function readScenario(cache: boolean) {
   };
 }
 
-/** One response of `url` (status, headers as sent but hop-by-hop and per-response ones, body). */
-function sample(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Array<[string, string]>; body: Buffer }> {
-  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const out: Array<[string, string]> = [];
-          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-            const k = res.rawHeaders[i] as string;
-            if (!skip.has(k.toLowerCase())) out.push([k, res.rawHeaders[i + 1] as string]);
-          }
-          resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
-}
-
 async function readFloor(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const s = await startSecrets(ctx, { cache: true, readKeys: 1 });
   let one;
   try {
-    one = await sample(`${s.url}/v1/secret/data/bench/read-0`, { 'X-Vault-Token': s.token });
+    one = await sampleResponse(`${s.url}/v1/secret/data/bench/read-0`, { 'X-Vault-Token': s.token });
   } finally {
     await s.teardown();
   }

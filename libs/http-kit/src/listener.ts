@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type RequestListener, type ServerResponse }
 import net from 'node:net';
 import { Duplex } from 'node:stream';
 import { RequestFramer } from './framer';
-import { createIdleGc, type GcFunction, type IdleGcOptions } from './idle-gc';
+import { createIdleGc, type IdleGcOptions } from './idle-gc';
 import { onResponseClose } from './response-close';
 
 /** Header added to rewritten LIST requests; removed again before the app sees them. */
@@ -18,7 +18,7 @@ export interface ListenerOptions {
   keepAliveTimeoutMs?: number;
   /** Collect V8's young generation when the listener has been quiet for `idleMs` while
    * holding at least `minHeld` requests (see idle-gc.ts). Default: off. */
-  idleGc?: Omit<IdleGcOptions, 'gc'> & { gc?: GcFunction };
+  idleGc?: IdleGcOptions;
 }
 
 export interface CloseOptions {
