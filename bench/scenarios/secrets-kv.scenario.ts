@@ -74,6 +74,7 @@ async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; rea
     token: init.root_token,
     async teardown() {
       await listener.close();
+      services.stop();
       await bus.close();
       await pool.end();
       await prisma.$disconnect();

@@ -22,8 +22,13 @@ export const envSchema = z.object({
    * MiB; 0 disables it (as Vault's `disable_cache`).
    */
   SECRETS_CACHE_MB: integerEnv(32, { max: 1_048_576, what: 'a size in MiB' }),
-  /** Longest time a cached entry is served without a re-read (bounds a lost invalidation). */
-  SECRETS_CACHE_TTL: durationEnv('5s'),
+  /**
+   * Longest time a cached entry is served without a re-read. Lost invalidations are caught
+   * sooner by the bus messages' sequence numbers and heartbeats (entry-cache.ts); this is
+   * the last bound. 5s until 2026-11-24, when that detection came and re-reading every
+   * cached key twice per TTL was a tenth of a read's cost (docs/secrets.md).
+   */
+  SECRETS_CACHE_TTL: durationEnv('60s'),
 });
 
 export type SecretsEnv = z.output<typeof envSchema>;

@@ -93,7 +93,13 @@ async function main(): Promise<void> {
     listeners,
     logger,
     closers: [
-      { name: 'bus', close: () => bus.close() },
+      {
+        name: 'bus',
+        close: () => {
+          services.stop();
+          return bus.close();
+        },
+      },
       { name: 'prisma', close: () => prisma.$disconnect() },
       { name: 'pg', close: () => pool.end() },
     ],

@@ -32,6 +32,8 @@ export interface SecretsServices {
   clock: Clock;
   /** Subscribes the caches to the bus (invalidation across replicas). */
   start(): Promise<void>;
+  /** Stops the physical cache's heartbeat (before the bus closes). */
+  stop(): void;
 }
 
 export function createSecretsServices(deps: {
@@ -80,6 +82,9 @@ export function createSecretsServices(deps: {
       await policies.start();
       await mounts.start();
       await kv.start();
+    },
+    stop() {
+      entryStore.stop();
     },
   };
 }

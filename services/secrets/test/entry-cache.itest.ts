@@ -13,7 +13,7 @@ describe('physical cache across replicas', () => {
   let unsealKey = '';
   const as = () => ({ 'X-Vault-Token': root });
 
-  /** Polls `read` until it answers `expected` (the bus delivers in milliseconds; the give-up point, 2 s, is under the 5 s TTL, so only the bus can make it pass). */
+  /** Polls `read` until it answers `expected` (the bus delivers in milliseconds; the give-up point, 2 s, is far under the TTL (60 s), so only the bus can make it pass). */
   async function eventually(read: () => Promise<unknown>, expected: unknown): Promise<void> {
     const deadline = Date.now() + 2000;
     for (;;) {

@@ -51,6 +51,7 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
   const prismas: PrismaClient[] = [];
   const buses: RedisBus[] = [];
   const pools: Pool[] = [];
+  const all: SecretsServices[] = [];
   const make = async (busPrefix = prefix) => {
     const prisma = createPrismaClient({ url: db.url, poolSize: 2 });
     const pool = createEntryPool({ url: db.url, max: 4 });
@@ -59,6 +60,7 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
     prismas.push(prisma);
     buses.push(bus);
     const services = createSecretsServices({ prisma, pool, bus });
+    all.push(services);
     await services.start();
     const app = buildApp({ services, logger: silentLogger, listener: testListenerConfig(listener), requestLog: false });
     return { prisma, bus, services, app };
@@ -75,6 +77,7 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
       return { services: r.services, app: r.app };
     },
     async close() {
+      for (const s of all) s.stop();
       for (const b of buses) await b.close();
       for (const p of prismas) await p.$disconnect();
       for (const p of pools) await p.end();

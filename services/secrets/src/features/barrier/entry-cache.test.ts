@@ -44,14 +44,31 @@ function counted(inner: EntryStore) {
   };
 }
 
-function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: () => number } = {}) {
+const made: CachedEntryStore[] = [];
+afterEach(() => {
+  for (const c of made.splice(0)) c.stop();
+});
+
+/** Caches without heartbeats unless a test asks for them (`heartbeatMs`). */
+function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: () => number; heartbeatMs?: number } = {}) {
   const mem = createMemoryStores();
   const db = counted(mem.entryStore);
   const bus = options.bus ?? createMemoryBus();
-  const make = (): CachedEntryStore =>
-    createCachedEntryStore(db.store, { bus, maxBytes: options.maxBytes ?? 1 << 20, ttlMs: options.ttlMs ?? 60_000, ...(options.now ? { now: options.now } : {}) });
+  const make = (over: { bus?: Bus } = {}): CachedEntryStore => {
+    const cache = createCachedEntryStore(db.store, {
+      bus: over.bus ?? bus,
+      maxBytes: options.maxBytes ?? 1 << 20,
+      ttlMs: options.ttlMs ?? 60_000,
+      heartbeatMs: options.heartbeatMs ?? 0,
+      ...(options.now ? { now: options.now } : {}),
+    });
+    made.push(cache);
+    return cache;
+  };
   return { mem, db, bus, make };
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('physical cache (entry-cache.ts)', () => {
   it('serves opted-in reads from memory and leaves the others to the database', async () => {
@@ -262,6 +279,74 @@ describe('physical cache (entry-cache.ts)', () => {
     release();
     await racing;
     expect(cache.stats.size).toBe(0);
+  });
+
+  it('numbers its messages; a number skipped by another replica (a lost message) drops the whole cache', async () => {
+    const { make, bus } = setup();
+    // Replica a publishes through a bus whose publications can be made to fail.
+    let failing = false;
+    const flaky: Bus = { ...bus, publish: (channel, message) => (failing ? Promise.reject(new Error('cut off')) : bus.publish(channel, message)) };
+    const a = make({ bus: flaky });
+    const b2 = make();
+    await a.start();
+    await b2.start();
+    const seen: { seq: number; origin: string }[] = [];
+    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { seq: number; origin: string }));
+    await b2.put('other', b('1'));
+    await a.put('k', b('1'));
+    await settle();
+    await a.put('k', b('2'));
+    await settle();
+    const fromA = seen.filter((m) => m.origin === seen[seen.length - 1]?.origin);
+    expect(fromA.map((m) => m.seq)).toEqual([1, 2]);
+    await b2.get('other', { cached: true });
+    expect(b2.stats.size).toBe(1);
+    // In order: only the paths written are dropped.
+    expect(b2.stats.purges).toBe(0);
+    // a's next invalidation never reaches b2 (a written row b2 knows nothing about)...
+    failing = true;
+    await a.put('unrelated', b('x'));
+    await settle();
+    failing = false;
+    expect(b2.stats.size).toBe(1);
+    // ...but a's next message carries number 4, not 3: b2 drops everything it holds.
+    await a.put('k', b('3'));
+    await settle();
+    expect(b2.stats.purges).toBe(1);
+    expect(b2.stats.size).toBe(0);
+  });
+
+  it('heartbeats: a quiet replica announces its number; a known replica silent for three heartbeats drops the cache', async () => {
+    const { make, bus } = setup({ heartbeatMs: 25 });
+    const seen: { origin: string; seq: number; paths: string[] }[] = [];
+    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { origin: string; seq: number; paths: string[] }));
+    const a = make();
+    const b2 = make();
+    await a.start();
+    await b2.start();
+    await b2.put('k', b('1'));
+    await b2.get('k', { cached: true });
+    await sleep(160);
+    // Empty, numbered in order, from both; nobody lost anything.
+    const beats = seen.filter((m) => m.paths.length === 0);
+    expect(new Set(beats.map((m) => m.origin)).size).toBe(2);
+    for (const origin of new Set(seen.map((m) => m.origin))) {
+      const seqs = seen.filter((m) => m.origin === origin).map((m) => m.seq);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    }
+    expect(b2.stats.purges).toBe(0);
+    expect(b2.stats.size).toBe(1);
+    // a goes quiet (as if cut off from the bus while it may still write): within three
+    // heartbeats and one tick, b2 stops trusting what it cached.
+    a.stop();
+    await sleep(150);
+    expect(b2.stats.purges).toBe(1);
+    expect(b2.stats.size).toBe(0);
+    // ...once: a forgotten replica is not purged for again.
+    await b2.get('k', { cached: true });
+    await sleep(100);
+    expect(b2.stats.purges).toBe(1);
+    expect(b2.stats.size).toBe(1);
   });
 
   it('never serves an entry past its TTL, and spreads expiry between half the TTL and the TTL', async () => {

@@ -13,7 +13,13 @@
 // - Other replicas: the invalidated paths and prefixes are published on the bus channel
 //   `secrets.entries` (coalesced per event-loop turn) after the write settled; each replica
 //   drops them on receipt. After a bus reconnect (messages may have been lost) and on
-//   seal/unseal the whole cache is dropped. A TTL bounds what a lost message could leave.
+//   seal/unseal the whole cache is dropped.
+// - Lost messages are detected: every message carries its origin's sequence number, and
+//   an origin with nothing to say publishes an empty one every `heartbeatMs`. A replica
+//   that sees a number skipped (a publication that failed, a message dropped), or hears
+//   nothing from a known origin for three heartbeats (its bus cut off while it may still
+//   be writing), drops the whole cache. So a lost invalidation is bounded by about three
+//   heartbeats; the TTL remains as the last bound (a replica on an older message format).
 import { randomUUID } from 'node:crypto';
 import type { Bus } from '@selfstack/bus';
 import type { EntryStore, RawEntry, RawEntryTx } from './barrier.types';
@@ -28,15 +34,26 @@ export interface EntryCacheOptions {
    * drawn between half of it and all of it); bounds a lost invalidation.
    */
   ttlMs: number;
+  /**
+   * How often a replica that published nothing else announces its sequence number (ms;
+   * default 1000, 0: never). Three missed heartbeats of a known origin drop the cache.
+   */
+  heartbeatMs?: number;
   now?: () => number;
 }
+
+export const DEFAULT_HEARTBEAT_MS = 1000;
+/** Heartbeats an origin may miss before its silence counts as lost messages. */
+const SILENT_BEATS = 3;
 
 export interface CachedEntryStore extends EntryStore {
   /** Subscribes to other replicas' invalidations and to the bus's reconnects. */
   start(): Promise<void>;
-  /** Drops everything (seal, unseal, bus reconnect). */
+  /** Stops the heartbeat (the subscription ends with the bus). */
+  stop(): void;
+  /** Drops everything (seal, unseal, bus reconnect, a lost message). */
   purge(): void;
-  readonly stats: { hits: number; misses: number; refreshes: number; readonly size: number; readonly bytes: number };
+  readonly stats: { hits: number; misses: number; refreshes: number; purges: number; readonly size: number; readonly bytes: number };
 }
 
 interface Loaded {
@@ -64,6 +81,8 @@ interface Item {
 
 interface Message {
   readonly origin: string;
+  /** The origin's message number (1, 2, ...; heartbeats included). */
+  readonly seq?: number;
   readonly paths: string[];
   readonly prefixes: string[];
 }
@@ -91,6 +110,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     hits: 0,
     misses: 0,
     refreshes: 0,
+    purges: 0,
     get size() {
       return items.size;
     },
@@ -154,10 +174,21 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   }
 
   function purge(): void {
+    stats.purges++;
     epoch++;
     items.clear();
     bytes = 0;
     owners.clear();
+  }
+
+  // Numbered publications; a failed one still uses up its number, so the next one tells
+  // the other replicas that something was lost.
+  let seq = 0;
+  let publishedSince = false;
+  function send(paths: string[], prefixes: string[]): void {
+    publishedSince = true;
+    const message: Message = { origin, seq: ++seq, paths, prefixes };
+    void bus.publish(ENTRY_CHANNEL, JSON.stringify(message)).catch(() => undefined);
   }
 
   // Coalesced publication: one message per event-loop turn with everything invalidated.
@@ -168,9 +199,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       setImmediate(() => {
         const batch = pending!;
         pending = null;
-        const message: Message = { origin, paths: [...batch.paths], prefixes: [...batch.prefixes] };
-        // A lost publication is bounded by the TTL and the other replicas' reconnect purge.
-        void bus.publish(ENTRY_CHANNEL, JSON.stringify(message)).catch(() => undefined);
+        send([...batch.paths], [...batch.prefixes]);
       });
     }
     for (const p of paths) pending.paths.add(p);
@@ -300,10 +329,38 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     };
   }
 
+  // Other origins: the last number heard and when. A skipped number, or a known origin
+  // silent for SILENT_BEATS heartbeats, means invalidations may have been lost.
+  const heartbeatMs = deps.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const peers = new Map<string, { seq: number; heard: number }>();
+  function heard(message: Message): void {
+    if (typeof message.seq !== 'number') return;
+    const peer = peers.get(message.origin);
+    if (peer && message.seq !== peer.seq + 1) purge();
+    peers.set(message.origin, { seq: message.seq, heard: now() });
+  }
+  let beat: NodeJS.Timeout | null = null;
+  function tick(): void {
+    if (!publishedSince) send([], []);
+    publishedSince = false;
+    const t = now();
+    for (const [id, peer] of peers) {
+      if (t - peer.heard < SILENT_BEATS * heartbeatMs) continue;
+      // Heard again later, it counts as new: nothing before that is trusted anyway.
+      peers.delete(id);
+      purge();
+    }
+  }
+
   return {
     stats,
     purge,
     async start() {
+      // Every replica announces itself, even with its own cache disabled: others may cache.
+      if (heartbeatMs > 0 && !beat) {
+        beat = setInterval(tick, heartbeatMs);
+        beat.unref();
+      }
       if (!enabled) return;
       await bus.subscribe(ENTRY_CHANNEL, (raw) => {
         let message: Message;
@@ -313,12 +370,22 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
           purge();
           return;
         }
+        if (message === null || typeof message !== 'object') return purge();
         if (message.origin === origin) return;
         if (!Array.isArray(message.paths) || !Array.isArray(message.prefixes)) return purge();
+        heard(message);
         for (const p of message.paths) if (typeof p === 'string') touchPath(p);
         for (const p of message.prefixes) if (typeof p === 'string') touchPrefix(p);
       });
-      bus.onReconnect(purge);
+      bus.onReconnect(() => {
+        // What was numbered before the gap is no reference for what comes after it.
+        peers.clear();
+        purge();
+      });
+    },
+    stop() {
+      if (beat) clearInterval(beat);
+      beat = null;
     },
     async get(path, options) {
       if (!enabled || !options?.cached) return inner.get(path);
