@@ -25,4 +25,15 @@ describe('barrier AES-256-GCM', () => {
     const b = seal(key, 1, 'p', Buffer.from('same'));
     expect(a.equals(b)).toBe(false);
   });
+  it('never hands out a nonce twice, across refills of the nonce pool (341 per refill)', () => {
+    const nonces = new Set<string>();
+    const n = 341 * 3 + 7;
+    for (let i = 0; i < n; i++) {
+      const ct = seal(key, 1, 'p', Buffer.from(`v${i}`));
+      nonces.add(ct.subarray(5, 17).toString('hex'));
+      // Each still opens with its own nonce after the pool moved on.
+      if (i % 100 === 0) expect(open(key, 'p', ct).toString()).toBe(`v${i}`);
+    }
+    expect(nonces.size).toBe(n);
+  });
 });

@@ -49,8 +49,8 @@ afterEach(() => {
   for (const c of made.splice(0)) c.stop();
 });
 
-/** Caches without heartbeats unless a test asks for them (`heartbeatMs`). */
-function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: () => number; heartbeatMs?: number } = {}) {
+/** Caches without heartbeats, publishing at the end of each turn, unless a test asks otherwise. */
+function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: () => number; heartbeatMs?: number; publishDelayMs?: number } = {}) {
   const mem = createMemoryStores();
   const db = counted(mem.entryStore);
   const bus = options.bus ?? createMemoryBus();
@@ -60,6 +60,7 @@ function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: ()
       maxBytes: options.maxBytes ?? 1 << 20,
       ttlMs: options.ttlMs ?? 60_000,
       heartbeatMs: options.heartbeatMs ?? 0,
+      publishDelayMs: options.publishDelayMs ?? 0,
       ...(options.now ? { now: options.now } : {}),
     });
     made.push(cache);
@@ -248,6 +249,30 @@ describe('physical cache (entry-cache.ts)', () => {
     await a.deletePrefix('x/');
     await settle();
     expect((JSON.parse(seen[seen.length - 1] as string) as { prefixes: string[] }).prefixes).toEqual(['x/']);
+  });
+
+  it('gathers the invalidations of publishDelayMs into one message; other replicas drop the paths on its arrival', async () => {
+    const { make, bus } = setup({ publishDelayMs: 30 });
+    const a = make();
+    const b2 = make();
+    await a.start();
+    await b2.start();
+    const seen: { paths: string[] }[] = [];
+    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { paths: string[] }));
+    await b2.put('k/1', b('old'));
+    await sleep(50);
+    await b2.get('k/1', { cached: true });
+    seen.length = 0;
+    await a.put('k/1', b('new'));
+    await settle();
+    await a.put('k/2', b('x'));
+    // The writer itself never serves the old value; the other replica may, until the message.
+    expect(text(await a.get('k/1', { cached: true }))).toBe('new');
+    expect(seen).toEqual([]);
+    await sleep(50);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.paths.sort()).toEqual(['k/1', 'k/2']);
+    expect(text(await b2.get('k/1', { cached: true }))).toBe('new');
   });
 
   it('drops everything on a bus reconnect, on a message it cannot read, and on purge()', async () => {

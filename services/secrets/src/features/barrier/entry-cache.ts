@@ -39,8 +39,16 @@ export interface EntryCacheOptions {
    * default 1000, 0: never). Three missed heartbeats of a known origin drop the cache.
    */
   heartbeatMs?: number;
+  /**
+   * How long invalidations are gathered before one message announces them (ms; default
+   * DEFAULT_PUBLISH_DELAY_MS; 0: at the end of the event-loop turn).
+   */
+  publishDelayMs?: number;
   now?: () => number;
 }
+
+/** One Redis message per write was a tenth of a KV v2 write's cost (docs/secrets.md). */
+export const DEFAULT_PUBLISH_DELAY_MS = 5;
 
 export const DEFAULT_HEARTBEAT_MS = 1000;
 /** Heartbeats an origin may miss before its silence counts as lost messages. */
@@ -187,20 +195,25 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   let publishedSince = false;
   function send(paths: string[], prefixes: string[]): void {
     publishedSince = true;
+    // `origin` first: the subscriber recognises its own messages without parsing them.
     const message: Message = { origin, seq: ++seq, paths, prefixes };
     void bus.publish(ENTRY_CHANNEL, JSON.stringify(message)).catch(() => undefined);
   }
 
-  // Coalesced publication: one message per event-loop turn with everything invalidated.
+  // Coalesced publication: one message per `publishDelayMs` (or event-loop turn) with
+  // everything invalidated in it. This replica itself dropped the paths already.
+  const publishDelayMs = deps.publishDelayMs ?? DEFAULT_PUBLISH_DELAY_MS;
   let pending: { paths: Set<string>; prefixes: Set<string> } | null = null;
+  const flush = (): void => {
+    const batch = pending!;
+    pending = null;
+    send([...batch.paths], [...batch.prefixes]);
+  };
   function publish(paths: readonly string[], prefixes: readonly string[]): void {
     if (!pending) {
       pending = { paths: new Set(), prefixes: new Set() };
-      setImmediate(() => {
-        const batch = pending!;
-        pending = null;
-        send([...batch.paths], [...batch.prefixes]);
-      });
+      if (publishDelayMs > 0) setTimeout(flush, publishDelayMs);
+      else setImmediate(flush);
     }
     for (const p of paths) pending.paths.add(p);
     for (const p of prefixes) pending.prefixes.add(p);
@@ -362,7 +375,9 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
         beat.unref();
       }
       if (!enabled) return;
+      const mine = JSON.stringify({ origin }).slice(0, -1);
       await bus.subscribe(ENTRY_CHANNEL, (raw) => {
+        if (raw.startsWith(mine)) return;
         let message: Message;
         try {
           message = JSON.parse(raw) as Message;
