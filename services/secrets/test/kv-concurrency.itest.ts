@@ -125,10 +125,11 @@ describe('KV v2 concurrent writes', () => {
     const P = 'test/applyif/';
     const buf = (s: string): Buffer => Buffer.from(s);
     /** Waits until the applyIf statement is waiting for a lock held by the open transaction. */
-    async function waitUntilBlocked(): Promise<void> {
+    async function waitUntilBlocked(marker = '"cur"'): Promise<void> {
       for (let i = 0; i < 200; i++) {
         const rows = await h.prisma.$queryRawUnsafe<{ n: bigint }[]>(
-          `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "datname" = current_database() AND "wait_event_type" = 'Lock' AND "query" LIKE '%"cur"%'`,
+          `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "datname" = current_database() AND "wait_event_type" = 'Lock' AND "query" LIKE $1`,
+          `%${marker}%`,
         );
         if (Number(rows[0]?.n) > 0) return;
         await new Promise((r) => setTimeout(r, 10));
@@ -199,6 +200,80 @@ describe('KV v2 concurrent writes', () => {
       }
       expect(await store.get(`${P}r`)).toEqual(buf('r3'));
       expect(await store.get(`${P}rv`)).toEqual(buf('x'));
+    });
+
+    describe('grouped: concurrent applyIf calls in one statement (apply-batcher.ts)', () => {
+      let grouped: ReturnType<typeof createEntryStore>;
+      beforeAll(() => {
+        // One statement at a time, so whatever arrives while it runs goes as one group.
+        grouped = createEntryStore({ pool, applyInFlight: 1 });
+      });
+      /** Holds the only slot: an applyIf on `path` that waits for a row lock until `open()`. */
+      async function holdSlot(path: string): Promise<{ open: () => Promise<void>; first: Promise<boolean> }> {
+        await store.put(path, buf('h1'));
+        const client = await pool.connect();
+        await client.query('BEGIN');
+        await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('h2'), path]);
+        const first = grouped.applyIf(path, buf('h1'), buf('h3'), [], []);
+        await waitUntilBlocked();
+        return {
+          first,
+          open: async () => {
+            await client.query('COMMIT');
+            client.release();
+          },
+        };
+      }
+
+      it('each item keeps its own guard and outcome, and only applied items delete and put', async () => {
+        await store.put(`${P}ga`, buf('a1'));
+        await store.put(`${P}ga-old`, buf('x'));
+        await store.put(`${P}gs`, buf('s1'));
+        await store.put(`${P}gs-old`, buf('x'));
+        await store.put(`${P}ge`, buf('e1'));
+        const slot = await holdSlot(`${P}hold1`);
+        const before = grouped.applyStats.grouped;
+        const outcomes = Promise.all([
+          grouped.applyIf(`${P}ga`, buf('a1'), buf('a2'), [`${P}ga-old`], [{ path: `${P}ga-new`, value: buf('an') }]),
+          grouped.applyIf(`${P}gs`, buf('stale'), buf('s2'), [`${P}gs-old`], [{ path: `${P}gs-new`, value: buf('sn') }]),
+          grouped.applyIf(`${P}gn`, null, buf('n1'), [], [{ path: `${P}gn-v`, value: buf('nv') }]),
+          grouped.applyIf(`${P}ge`, null, buf('e2'), [], [{ path: `${P}ge-v`, value: buf('ev') }]),
+        ]);
+        await slot.open();
+        expect(await slot.first).toBe(false);
+        expect(await outcomes).toEqual([true, false, true, false]);
+        expect(grouped.applyStats.grouped - before).toBe(4);
+        const state = async (k: string) => (await store.get(`${P}${k}`))?.toString() ?? null;
+        expect(await Promise.all(['ga', 'ga-old', 'ga-new', 'gs', 'gs-old', 'gs-new', 'gn', 'gn-v', 'ge', 'ge-v'].map(state))).toEqual([
+          'a2', null, 'an', 's1', 'x', null, 'n1', 'nv', 'e1', null,
+        ]);
+      });
+
+      it('a grouped statement that waited for a concurrent committed update does not apply that item, and applies the others', async () => {
+        await store.put(`${P}gw`, buf('w1'));
+        await store.put(`${P}gv`, buf('v1'));
+        const slot = await holdSlot(`${P}hold2`);
+        const other = await pool.connect();
+        try {
+          await other.query('BEGIN');
+          await other.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('w2'), `${P}gw`]);
+          const outcomes = Promise.all([
+            grouped.applyIf(`${P}gw`, buf('w1'), buf('w3'), [], [{ path: `${P}gw-v`, value: buf('x') }]),
+            grouped.applyIf(`${P}gv`, buf('v1'), buf('v2'), [], [{ path: `${P}gv-v`, value: buf('y') }]),
+          ]);
+          await slot.open();
+          await slot.first;
+          await waitUntilBlocked('"upd"');
+          await other.query('COMMIT');
+          expect(await outcomes).toEqual([false, true]);
+        } finally {
+          other.release();
+        }
+        expect((await store.get(`${P}gw`))?.toString()).toBe('w2');
+        expect(await store.get(`${P}gw-v`)).toBeNull();
+        expect((await store.get(`${P}gv`))?.toString()).toBe('v2');
+        expect((await store.get(`${P}gv-v`))?.toString()).toBe('y');
+      });
     });
 
     it('an insert guard that waited for a concurrent committed insert does not apply', async () => {

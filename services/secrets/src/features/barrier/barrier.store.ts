@@ -1,7 +1,8 @@
 // The physical layer over PostgreSQL (tables `secrets.barrier` and `secrets.entries`,
 // declared in prisma/schema/secrets.prisma and migrated by Prisma's migration folders).
 // The only file of the service that talks to the database. Every statement is one round
-// trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`).
+// trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`; under
+// load the `applyIf` of concurrent writes share one statement, apply-batcher.ts).
 import type { PrismaClient } from '@selfstack/db';
 import { Pool, type QueryResult, type QueryResultRow } from 'pg';
 import {
@@ -14,6 +15,7 @@ import {
   type RawEntry,
   type RawEntryTx,
 } from './barrier.types';
+import { createApplyBatcher, type ApplyBatcher, type ApplyItem } from './apply-batcher';
 
 interface SqlRunner {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
@@ -68,6 +70,22 @@ const SQL = {
         SELECT "u"."p", "u"."v" FROM unnest($4::text[], $5::bytea[]) AS "u"("p", "v") WHERE EXISTS (SELECT 1 FROM "cur")
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT 1 AS "applied" FROM "cur"`,
+  // Several optimistic writes in one statement (apply-batcher.ts): item i (1-based, in
+  // the order of $1..$3) applies when its guard holds ("expected" NULL: the guard path must
+  // not exist), as applyIfEqual / applyIfAbsent would; only applied items' deletes ($4, $5:
+  // item, path) and puts ($6..$8: item, path, value) run. Paths are disjoint across items.
+  applyMany: `WITH "g" AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS "g"("path", "expected", "next", "i")),
+     "upd" AS (UPDATE "secrets"."entries" AS "e" SET "value" = "g"."next" FROM "g"
+        WHERE "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND "e"."value" = "g"."expected" RETURNING "g"."i"),
+     "ins" AS (INSERT INTO "secrets"."entries" ("path", "value") SELECT "g"."path", "g"."next" FROM "g" WHERE "g"."expected" IS NULL
+        ON CONFLICT ("path") DO NOTHING RETURNING "path"),
+     "ok" AS (SELECT "upd"."i" FROM "upd" UNION ALL SELECT "g"."i" FROM "g" JOIN "ins" ON "ins"."path" = "g"."path"),
+     "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" IN
+        (SELECT "d"."p" FROM unnest($4::int[], $5::text[]) AS "d"("i", "p") JOIN "ok" ON "ok"."i" = "d"."i")),
+     "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
+        SELECT "u"."p", "u"."v" FROM unnest($6::int[], $7::text[], $8::bytea[]) AS "u"("i", "p", "v") JOIN "ok" ON "ok"."i" = "u"."i"
+        ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
+     SELECT "i"::int AS "i" FROM "ok"`,
   getMany: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = ANY($1::text[])',
   // The range bounds let the primary-key index serve the scan; the LIKE keeps the answer
   // exact under any collation (version suffixes are 16 decimal digits).
@@ -144,10 +162,68 @@ export function createEntryPool(options: EntryPoolOptions): Pool {
   return pool;
 }
 
-export function createEntryStore(deps: { pool: Pool }): EntryStore {
+/** Runs several applyIf items as one `applyMany` statement; whether each applied. */
+async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<boolean[]> {
+  const delItem: number[] = [];
+  const delPath: string[] = [];
+  const putItem: number[] = [];
+  const putPath: string[] = [];
+  const putValue: Buffer[] = [];
+  items.forEach((item, n) => {
+    for (const d of item.deletes) {
+      delItem.push(n + 1);
+      delPath.push(d);
+    }
+    for (const p of item.puts) {
+      putItem.push(n + 1);
+      putPath.push(p.path);
+      putValue.push(p.value);
+    }
+  });
+  const r = await run<{ i: number }>(db, 'applyMany', [
+    items.map((i) => i.guardPath),
+    items.map((i) => i.expected),
+    items.map((i) => i.next),
+    delItem,
+    delPath,
+    putItem,
+    putPath,
+    putValue,
+  ]);
+  const applied = items.map(() => false);
+  for (const row of r.rows) applied[Number(row.i) - 1] = true;
+  return applied;
+}
+
+export interface EntryStoreOptions {
+  pool: Pool;
+  /**
+   * Conditional-write statements in flight at once; more concurrent writes wait and go
+   * together in one statement (apply-batcher.ts). Default: half the pool, at least 1.
+   */
+  applyInFlight?: number;
+}
+
+export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
   const { pool } = deps;
   const base = txOps(pool);
+  const poolMax = (pool as unknown as { options?: { max?: number } }).options?.max ?? 10;
+  const batcher = createApplyBatcher({
+    maxInFlight: deps.applyInFlight ?? Math.max(1, Math.floor(poolMax / 2)),
+    maxItems: 64,
+    runOne: async (item) => {
+      const paths = item.puts.map((p) => p.path);
+      const values = item.puts.map((p) => p.value);
+      const r =
+        item.expected === null
+          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, [...item.deletes], paths, values])
+          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, [...item.deletes], paths, values]);
+      return r.rowCount === 1;
+    },
+    runMany: (items) => applyMany(pool, items),
+  });
   return {
+    applyStats: batcher.stats,
     // No cache here (options.cached is a permission, not a demand): entry-cache.ts adds one.
     get: (path) => base.get(path),
     put: base.put,
@@ -177,13 +253,7 @@ export function createEntryStore(deps: { pool: Pool }): EntryStore {
     },
     async applyIf(guardPath, expected, next, deletes, puts) {
       assertDisjointPaths(guardPath, deletes, puts);
-      const paths = puts.map((p) => p.path);
-      const values = puts.map((p) => p.value);
-      const r =
-        expected === null
-          ? await run(pool, 'applyIfAbsent', [guardPath, next, [...deletes], paths, values])
-          : await run(pool, 'applyIfEqual', [guardPath, next, expected, [...deletes], paths, values]);
-      return r.rowCount === 1;
+      return batcher.apply({ guardPath, expected, next, deletes, puts });
     },
     async transaction(fn) {
       const client = await pool.connect();

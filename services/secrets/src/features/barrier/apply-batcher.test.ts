@@ -1,0 +1,128 @@
+import { createApplyBatcher, type ApplyItem } from './apply-batcher';
+
+const item = (guard: string, extra: { deletes?: string[]; puts?: string[]; expected?: string | null } = {}): ApplyItem => ({
+  guardPath: guard,
+  expected: extra.expected === null ? null : Buffer.from(extra.expected ?? 'old'),
+  next: Buffer.from('new'),
+  deletes: extra.deletes ?? [],
+  puts: (extra.puts ?? []).map((path) => ({ path, value: Buffer.from('v') })),
+});
+
+/** A fake database: statements stay open until released; records what each one carried. */
+function fakeDb(decide: (i: ApplyItem) => boolean = () => true) {
+  const statements: { kind: 'one' | 'many'; guards: string[]; release: () => void; fail: (err: unknown) => void }[] = [];
+  const open = <T>(kind: 'one' | 'many', items: readonly ApplyItem[], answer: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      statements.push({ kind, guards: items.map((i) => i.guardPath), release: () => resolve(answer()), fail: reject });
+    });
+  return {
+    statements,
+    runOne: (i: ApplyItem) => open('one', [i], () => decide(i)),
+    runMany: (items: readonly ApplyItem[]) => open('many', items, () => items.map(decide)),
+  };
+}
+
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('apply batcher (group commit of conditional writes)', () => {
+  it('an idle store sends an item at once, alone; items arriving while every slot is busy go together', async () => {
+    const db = fakeDb((i) => i.guardPath !== 'stale');
+    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const first = b.apply(item('a'));
+    await turn();
+    expect(db.statements.map((s) => [s.kind, s.guards])).toEqual([['one', ['a']]]);
+    // The only slot is busy: these wait...
+    const waiting = [b.apply(item('b')), b.apply(item('stale')), b.apply(item('c', { expected: null }))];
+    await turn();
+    expect(db.statements).toHaveLength(1);
+    // ...and go as one statement when it frees; each gets its own outcome.
+    db.statements[0]?.release();
+    expect(await first).toBe(true);
+    await turn();
+    expect(db.statements.map((s) => [s.kind, s.guards])).toEqual([
+      ['one', ['a']],
+      ['many', ['b', 'stale', 'c']],
+    ]);
+    db.statements[1]?.release();
+    expect(await Promise.all(waiting)).toEqual([true, false, true]);
+    expect(b.stats).toEqual({ statements: 2, items: 4, grouped: 3, fallbacks: 0 });
+  });
+
+  it('never puts two items that share a path into one statement, and caps a statement at maxItems', async () => {
+    const db = fakeDb();
+    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 3 });
+    const all = [b.apply(item('busy'))];
+    await turn();
+    all.push(
+      b.apply(item('m1', { puts: ['v/1'] })),
+      b.apply(item('m2', { deletes: ['v/1'] })), // meets m1's put
+      b.apply(item('m1')), // the same guard
+      b.apply(item('m3')),
+      b.apply(item('m4')),
+      b.apply(item('m5')),
+    );
+    for (let n = 0; n < 4; n++) {
+      db.statements[n]?.release();
+      await turn();
+    }
+    await Promise.all(all);
+    expect(db.statements.map((s) => s.guards)).toEqual([['busy'], ['m1', 'm3', 'm4'], ['m2', 'm1', 'm5']]);
+  });
+
+  it('a group PostgreSQL refused (a deadlock: nothing applied) is run again item by item', async () => {
+    const db = fakeDb((i) => i.guardPath !== 'x');
+    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const first = b.apply(item('busy'));
+    await turn();
+    const group = [b.apply(item('x')), b.apply(item('y'))];
+    db.statements[0]?.release();
+    await first;
+    await turn();
+    db.statements[1]?.fail(Object.assign(new Error('deadlock detected'), { code: '40P01' }));
+    await turn();
+    expect(db.statements.slice(2).map((s) => [s.kind, s.guards])).toEqual([
+      ['one', ['x']],
+      ['one', ['y']],
+    ]);
+    for (const s of db.statements.slice(2)) s.release();
+    expect(await Promise.all(group)).toEqual([false, true]);
+    expect(b.stats.fallbacks).toBe(1);
+  });
+
+  it('any other failure of a group (a lost connection: outcome unknown) is every item\'s answer, and the queue goes on', async () => {
+    const db = fakeDb();
+    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const first = b.apply(item('busy'));
+    await turn();
+    const group = [b.apply(item('x')), b.apply(item('y'))].map((p) => p.catch((e: Error) => e.message));
+    db.statements[0]?.release();
+    await first;
+    await turn();
+    db.statements[1]?.fail(new Error('Connection terminated unexpectedly'));
+    expect(await Promise.all(group)).toEqual(['Connection terminated unexpectedly', 'Connection terminated unexpectedly']);
+    expect(db.statements).toHaveLength(2);
+    const after = b.apply(item('z'));
+    await turn();
+    db.statements[2]?.release();
+    expect(await after).toBe(true);
+  });
+
+  it('runs up to maxInFlight statements at once', async () => {
+    const db = fakeDb();
+    const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64 });
+    const a = b.apply(item('a'));
+    await turn();
+    const c = b.apply(item('c'));
+    await turn();
+    const rest = [b.apply(item('d')), b.apply(item('e'))];
+    await turn();
+    expect(db.statements.map((s) => s.guards)).toEqual([['a'], ['c']]);
+    db.statements[1]?.release();
+    await c;
+    await turn();
+    expect(db.statements.map((s) => s.guards)).toEqual([['a'], ['c'], ['d', 'e']]);
+    db.statements[0]?.release();
+    db.statements[2]?.release();
+    await Promise.all([a, ...rest]);
+  });
+});

@@ -1,0 +1,127 @@
+// Group commit for optimistic writes (EntryStore.applyIf). Under load, the conditional
+// statements of concurrent KV writes wait for a free slot and then go to PostgreSQL
+// together, as one statement: one round trip, one backend wake-up and one commit (WAL
+// flush) for the whole group instead of one each. Each item keeps its own guard and its
+// own outcome (applied or not); items in one statement never share a path.
+//
+// - An item arriving while fewer than `maxInFlight` statements run goes at once (with
+//   whatever arrived in the same turn): an idle service adds no wait.
+// - A statement that PostgreSQL refused (it has an SQLSTATE, e.g. a deadlock against
+//   another replica's group) changed nothing, being one statement: its items are run
+//   again one by one, so one item's failure is only its own. Any other failure (a lost
+//   connection: the outcome is unknown) is every item's answer, as it would have been
+//   for each alone.
+
+export interface ApplyItem {
+  readonly guardPath: string;
+  /** The stored bytes the guard requires, or null: the guard path must not exist. */
+  readonly expected: Buffer | null;
+  readonly next: Buffer;
+  readonly deletes: readonly string[];
+  readonly puts: readonly { readonly path: string; readonly value: Buffer }[];
+}
+
+export interface ApplyBatcherOptions {
+  /** One item, one statement (also the fallback for a refused group). */
+  runOne(item: ApplyItem): Promise<boolean>;
+  /** Several items (paths disjoint across them), one statement: whether each applied. */
+  runMany(items: readonly ApplyItem[]): Promise<boolean[]>;
+  /** Statements in flight at once (keep below the pool size: reads need connections). */
+  maxInFlight: number;
+  /** Most items in one statement. */
+  maxItems: number;
+}
+
+export interface ApplyBatcher {
+  apply(item: ApplyItem): Promise<boolean>;
+  readonly stats: { statements: number; items: number; grouped: number; fallbacks: number };
+}
+
+interface Waiting {
+  readonly item: ApplyItem;
+  readonly paths: readonly string[];
+  resolve(applied: boolean): void;
+  reject(err: unknown): void;
+}
+
+const pathsOf = (item: ApplyItem): string[] => [item.guardPath, ...item.deletes, ...item.puts.map((p) => p.path)];
+
+/** A PostgreSQL error response (the statement failed and changed nothing). */
+function refusedByDatabase(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+}
+
+export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
+  const { runOne, runMany, maxInFlight, maxItems } = options;
+  const queue: Waiting[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+  const stats = { statements: 0, items: 0, grouped: 0, fallbacks: 0 };
+
+  /** The queue's first items whose paths do not meet (a later one that does waits). */
+  function takeGroup(): Waiting[] {
+    const group: Waiting[] = [];
+    const used = new Set<string>();
+    for (let i = 0; i < queue.length && group.length < maxItems; ) {
+      const w = queue[i] as Waiting;
+      if (w.paths.some((p) => used.has(p))) {
+        i++;
+        continue;
+      }
+      for (const p of w.paths) used.add(p);
+      group.push(w);
+      queue.splice(i, 1);
+    }
+    return group;
+  }
+
+  async function run(group: Waiting[]): Promise<void> {
+    stats.statements++;
+    stats.items += group.length;
+    if (group.length === 1) {
+      const w = group[0] as Waiting;
+      await runOne(w.item).then(w.resolve, w.reject);
+      return;
+    }
+    stats.grouped += group.length;
+    let applied: boolean[];
+    try {
+      applied = await runMany(group.map((w) => w.item));
+    } catch (err) {
+      if (!refusedByDatabase(err)) {
+        for (const w of group) w.reject(err);
+        return;
+      }
+      stats.fallbacks++;
+      await Promise.all(group.map((w) => runOne(w.item).then(w.resolve, w.reject)));
+      return;
+    }
+    group.forEach((w, i) => w.resolve(applied[i] === true));
+  }
+
+  function pump(): void {
+    scheduled = false;
+    while (inFlight < maxInFlight && queue.length > 0) {
+      const group = takeGroup();
+      inFlight++;
+      void run(group).finally(() => {
+        inFlight--;
+        pump();
+      });
+    }
+  }
+
+  return {
+    stats,
+    apply(item) {
+      return new Promise<boolean>((resolve, reject) => {
+        queue.push({ item, paths: pathsOf(item), resolve, reject });
+        // Gather what arrives in this turn; a full house is pumped when a statement ends.
+        if (!scheduled && inFlight < maxInFlight) {
+          scheduled = true;
+          queueMicrotask(pump);
+        }
+      });
+    },
+  };
+}
