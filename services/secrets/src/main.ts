@@ -93,13 +93,9 @@ async function main(): Promise<void> {
     listeners,
     logger,
     closers: [
-      {
-        name: 'bus',
-        close: () => {
-          services.stop();
-          return bus.close();
-        },
-      },
+      // The physical cache's heartbeat publishes on the bus: stopped before it closes.
+      { name: 'cache heartbeat', close: async () => services.stop() },
+      { name: 'bus', close: () => bus.close() },
       { name: 'prisma', close: () => prisma.$disconnect() },
       { name: 'pg', close: () => pool.end() },
     ],

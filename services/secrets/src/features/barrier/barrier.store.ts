@@ -207,7 +207,7 @@ export interface EntryStoreOptions {
 export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
   const { pool } = deps;
   const base = txOps(pool);
-  const poolMax = (pool as unknown as { options?: { max?: number } }).options?.max ?? 10;
+  const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
     maxInFlight: deps.applyInFlight ?? Math.max(1, Math.floor(poolMax / 2)),
     maxItems: 64,

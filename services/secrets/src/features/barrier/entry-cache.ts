@@ -11,7 +11,7 @@
 // - A read that was in flight while an invalidation touched its paths returns its answer
 //   but does not cache it (it may have read the old row).
 // - Other replicas: the invalidated paths and prefixes are published on the bus channel
-//   `secrets.entries` (coalesced per event-loop turn) after the write settled; each replica
+//   `secrets.entries` (gathered for `publishDelayMs`) after the write settled; each replica
 //   drops them on receipt. After a bus reconnect (messages may have been lost) and on
 //   seal/unseal the whole cache is dropped.
 // - Lost messages are detected: every message carries its origin's sequence number, and
@@ -386,7 +386,6 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
           return;
         }
         if (message === null || typeof message !== 'object') return purge();
-        if (message.origin === origin) return;
         if (!Array.isArray(message.paths) || !Array.isArray(message.prefixes)) return purge();
         heard(message);
         for (const p of message.paths) if (typeof p === 'string') touchPath(p);
