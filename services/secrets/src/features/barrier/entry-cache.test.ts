@@ -69,7 +69,6 @@ function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: ()
   return { mem, db, bus, make };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('physical cache (entry-cache.ts)', () => {
   it('serves opted-in reads from memory and leaves the others to the database', async () => {
@@ -252,27 +251,39 @@ describe('physical cache (entry-cache.ts)', () => {
   });
 
   it('gathers the invalidations of publishDelayMs into one message; other replicas drop the paths on its arrival', async () => {
-    const { make, bus } = setup({ publishDelayMs: 30 });
-    const a = make();
-    const b2 = make();
-    await a.start();
-    await b2.start();
-    const seen: { paths: string[] }[] = [];
-    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { paths: string[] }));
-    await b2.put('k/1', b('old'));
-    await sleep(50);
-    await b2.get('k/1', { cached: true });
-    seen.length = 0;
-    await a.put('k/1', b('new'));
-    await settle();
-    await a.put('k/2', b('x'));
-    // The writer itself never serves the old value; the other replica may, until the message.
-    expect(text(await a.get('k/1', { cached: true }))).toBe('new');
-    expect(seen).toEqual([]);
-    await sleep(50);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]?.paths.sort()).toEqual(['k/1', 'k/2']);
-    expect(text(await b2.get('k/1', { cached: true }))).toBe('new');
+    // Only the clock of setTimeout is faked: the memory bus still delivers on setImmediate.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
+    try {
+      const { make, bus } = setup({ publishDelayMs: 30 });
+      const a = make();
+      const b2 = make();
+      await a.start();
+      await b2.start();
+      const seen: { paths: string[] }[] = [];
+      await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { paths: string[] }));
+      await b2.put('k/1', b('old'));
+      jest.advanceTimersByTime(30);
+      await settle();
+      await b2.get('k/1', { cached: true });
+      seen.length = 0;
+      await a.put('k/1', b('new'));
+      await settle();
+      jest.advanceTimersByTime(29);
+      await settle();
+      await a.put('k/2', b('x'));
+      await settle();
+      // The writer itself never serves the old value; the other replica may, until the message.
+      expect(text(await a.get('k/1', { cached: true }))).toBe('new');
+      expect(text(await b2.get('k/1', { cached: true }))).toBe('old');
+      expect(seen).toEqual([]);
+      jest.advanceTimersByTime(1);
+      await settle();
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.paths.sort()).toEqual(['k/1', 'k/2']);
+      expect(text(await b2.get('k/1', { cached: true }))).toBe('new');
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('drops everything on a bus reconnect, on a message it cannot read, and on purge()', async () => {
@@ -342,36 +353,52 @@ describe('physical cache (entry-cache.ts)', () => {
   });
 
   it('heartbeats: a quiet replica announces its number; a known replica silent for three heartbeats drops the cache', async () => {
-    const { make, bus } = setup({ heartbeatMs: 25 });
-    const seen: { origin: string; seq: number; paths: string[] }[] = [];
-    await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { origin: string; seq: number; paths: string[] }));
-    const a = make();
-    const b2 = make();
-    await a.start();
-    await b2.start();
-    await b2.put('k', b('1'));
-    await b2.get('k', { cached: true });
-    await sleep(160);
-    // Empty, numbered in order, from both; nobody lost anything.
-    const beats = seen.filter((m) => m.paths.length === 0);
-    expect(new Set(beats.map((m) => m.origin)).size).toBe(2);
-    for (const origin of new Set(seen.map((m) => m.origin))) {
-      const seqs = seen.filter((m) => m.origin === origin).map((m) => m.seq);
-      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    // Fake clock for the heartbeat interval and Date.now; the memory bus delivers on setImmediate.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
+    /** Advances the clock one heartbeat at a time, letting the bus deliver after each. */
+    const beats = async (n: number) => {
+      for (let k = 0; k < n; k++) {
+        jest.advanceTimersByTime(25);
+        await settle();
+      }
+    };
+    try {
+      const { make, bus } = setup({ heartbeatMs: 25 });
+      const seen: { origin: string; seq: number; paths: string[] }[] = [];
+      await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(JSON.parse(m) as { origin: string; seq: number; paths: string[] }));
+      const a = make();
+      const b2 = make();
+      await a.start();
+      await b2.start();
+      await b2.put('k', b('1'));
+      await settle();
+      await b2.get('k', { cached: true });
+      await beats(6);
+      // Empty, numbered in order, from both; nobody lost anything.
+      const empty = seen.filter((m) => m.paths.length === 0);
+      expect(new Set(empty.map((m) => m.origin)).size).toBe(2);
+      for (const origin of new Set(seen.map((m) => m.origin))) {
+        const seqs = seen.filter((m) => m.origin === origin).map((m) => m.seq);
+        expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      }
+      expect(b2.stats.purges).toBe(0);
+      expect(b2.stats.size).toBe(1);
+      // a goes quiet (as if cut off from the bus while it may still write): two silent
+      // heartbeats are tolerated, the third drops what b2 cached.
+      a.stop();
+      await beats(2);
+      expect(b2.stats.purges).toBe(0);
+      await beats(2);
+      expect(b2.stats.purges).toBe(1);
+      expect(b2.stats.size).toBe(0);
+      // ...once: a forgotten replica is not purged for again.
+      await b2.get('k', { cached: true });
+      await beats(6);
+      expect(b2.stats.purges).toBe(1);
+      expect(b2.stats.size).toBe(1);
+    } finally {
+      jest.useRealTimers();
     }
-    expect(b2.stats.purges).toBe(0);
-    expect(b2.stats.size).toBe(1);
-    // a goes quiet (as if cut off from the bus while it may still write): within three
-    // heartbeats and one tick, b2 stops trusting what it cached.
-    a.stop();
-    await sleep(150);
-    expect(b2.stats.purges).toBe(1);
-    expect(b2.stats.size).toBe(0);
-    // ...once: a forgotten replica is not purged for again.
-    await b2.get('k', { cached: true });
-    await sleep(100);
-    expect(b2.stats.purges).toBe(1);
-    expect(b2.stats.size).toBe(1);
   });
 
   it('never serves an entry past its TTL, and spreads expiry between half the TTL and the TTL', async () => {
