@@ -280,8 +280,10 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
         input = query;
       }
 
-      const extra = (options.extra ? await options.extra(req, res) : undefined) as X;
-      const ctx = new KitContext<X>(method, path, pattern, m.params, input, req, res, requestId, logger, extra, spec);
+      // Hooks that answer synchronously are not awaited (each await is a microtask turn).
+      let extra = options.extra ? options.extra(req, res) : undefined;
+      if (extra instanceof Promise) extra = await extra;
+      const ctx = new KitContext<X>(method, path, pattern, m.params, input, req, res, requestId, logger, extra as X, spec);
       // Until the existence check decides, a write is provisionally an update.
       ctx.operation = operation === 'write' ? 'update' : (operation as Operation);
 
@@ -300,7 +302,10 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       }
       const op = operation as Operation;
       ctx.operation = op;
-      if (options.authorize) await options.authorize(ctx);
+      if (options.authorize) {
+        const pending = options.authorize(ctx);
+        if (pending) await pending;
+      }
 
       const dataFields = entry.dataFields;
       const scratch: Record<string, unknown> = {};
@@ -333,7 +338,10 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       const handler = ops[op] as (c: OperationContext<FieldMap, X>) => unknown;
       const result = await handler.call(ops, ctx);
       if (res.headersSent || res.writableEnded) return;
-      if (options.respond) await options.respond(ctx, result, res);
+      if (options.respond) {
+        const pending = options.respond(ctx, result, res);
+        if (pending) await pending;
+      }
       else defaultRespond(result, res);
     } catch (err) {
       next(err);

@@ -59,6 +59,21 @@ export function envelope(ctx: EnvelopeContext, r: LogicalResponse['init']): Reco
   return body;
 }
 
+/**
+ * `stringifyWithRaw(envelope(ctx, r))` without building the envelope object (the common
+ * case, no injected top-level keys): the same text, member for member.
+ */
+export function envelopeText(ctx: EnvelopeContext, r: LogicalResponse['init']): string {
+  let warnings = r.warnings;
+  if (ctx.unknownParams.length > 0) warnings = [...(warnings ?? []), unknownParamsWarning(ctx.unknownParams)];
+  return (
+    `{"request_id":${JSON.stringify(ctx.requestId)},"lease_id":"","renewable":${r.renewable ?? false},` +
+    `"lease_duration":${stringifyWithRaw(r.leaseDuration ?? 0)},"data":${stringifyWithRaw(r.data ?? null)},"wrap_info":null,` +
+    `"warnings":${warnings && warnings.length > 0 ? JSON.stringify(warnings) : 'null'},"auth":${stringifyWithRaw(r.auth ?? null)},` +
+    `"mount_type":${JSON.stringify(ctx.mountType)}}`
+  );
+}
+
 /** Writes whatever a logical handler returned. */
 export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: unknown): void {
   if (result instanceof RawResponse) {
@@ -84,5 +99,5 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
     return;
   }
   const init = result instanceof LogicalResponse ? result.init : { data: result };
-  writeJson(res, 200, `${stringifyWithRaw(envelope(ctx, init))}\n`);
+  writeJson(res, 200, `${init.injectTopLevel ? stringifyWithRaw(envelope(ctx, init)) : envelopeText(ctx, init)}\n`);
 }

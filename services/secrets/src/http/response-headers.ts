@@ -3,6 +3,7 @@
 // previous for the same header name; values joined with "; "; X-Vault-* names ignored;
 // `Strict-Transport-Security: max-age=31536000; includeSubDomains` added to `default`
 // unless configured.
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 
 export type RawCustomHeaders = Record<string, Record<string, unknown>>;
@@ -74,18 +75,28 @@ export function compileCustomHeaders(raw: RawCustomHeaders | undefined): CustomH
   };
 }
 
+const CONFIGURED = Symbol('selfstack.customHeaders');
+const WRITE_HEAD = Symbol('selfstack.writeHead');
+type Customised = ServerResponse & { [CONFIGURED]: CustomHeaders; [WRITE_HEAD]: ServerResponse['writeHead'] };
+
+// One function for every response (no closure per request): the headers and the writeHead
+// it replaced are kept on the response.
+function writeHeadWithCustomHeaders(this: Customised, ...args: unknown[]): ServerResponse {
+  const list = this[CONFIGURED].forStatus(args[0] as number);
+  for (let i = 0; i < list.length; i++) {
+    const pair = list[i] as readonly [string, string];
+    this.setHeader(pair[0], pair[1]);
+  }
+  return (this[WRITE_HEAD] as (...a: unknown[]) => ServerResponse).apply(this, args);
+}
+
 /** Adds the configured headers when the status line is written, whatever wrote it. */
 export function customHeadersMiddleware(headers: CustomHeaders): RequestHandler {
   return (_req, res, next) => {
-    const original = res.writeHead;
-    res.writeHead = function patchedWriteHead(this: typeof res, ...args: unknown[]) {
-      const list = headers.forStatus(args[0] as number);
-      for (let i = 0; i < list.length; i++) {
-        const pair = list[i] as readonly [string, string];
-        this.setHeader(pair[0], pair[1]);
-      }
-      return (original as (...a: unknown[]) => typeof res).apply(this, args);
-    } as typeof res.writeHead;
+    const r = res as unknown as Customised;
+    r[CONFIGURED] = headers;
+    r[WRITE_HEAD] = res.writeHead;
+    res.writeHead = writeHeadWithCustomHeaders as typeof res.writeHead;
     next();
   };
 }

@@ -77,6 +77,8 @@ function hasPeriodSegment(path: string): boolean {
   return false;
 }
 
+const noRoute = (path: string): AppError => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
+
 /** `%` is the only character that must be re-escaped for the dispatcher's single decode. */
 const reEncode = (decoded: string): string => decoded.replace(/%/g, '%25');
 
@@ -87,18 +89,18 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     writeLogical(res, { requestId: ctx.requestId, mountType: ctx.extra.mountType, unknownParams: ctx.unknownParams }, result);
   };
 
-  const authorize = async (ctx: SecretsRequestContext): Promise<void> => {
+  // Synchronous unless the token has limited uses (the dispatcher awaits only a promise).
+  const authorize = (ctx: SecretsRequestContext): Promise<void> | undefined => {
     const x = ctx.extra;
     const acl = x.acl;
     if (!acl) throw permissionDenied();
     if (x.mountPath === 'sys/' && ctx.path.startsWith('internal/ui/mounts')) return;
     const full = aclPath(ctx);
-    // Exactly the kit's help test: `?help=0` is an ordinary read and needs `read`.
-    const helpParam = ctx.req.query.help;
-    const isHelp =
-      (ctx.method === 'GET' || ctx.method === 'HEAD') &&
-      ctx.operation === 'read' &&
-      parseBool(Array.isArray(helpParam) ? helpParam[0] : helpParam) === true;
+    // Exactly the kit's help test: `?help=0` is an ordinary read and needs `read`. (For
+    // GET and HEAD the dispatcher's input is the parsed query: no second parse.)
+    const isGet = ctx.method === 'GET' || ctx.method === 'HEAD';
+    const helpParam = isGet ? ctx.input.help : undefined;
+    const isHelp = isGet && ctx.operation === 'read' && parseBool(Array.isArray(helpParam) ? helpParam[0] : helpParam) === true;
     if (isHelp) {
       const bits = acl.capabilities(full);
       if (!acl.root && ((bits & CAP.deny) !== 0 || bits === 0)) throw permissionDenied();
@@ -106,7 +108,10 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       if (!acl.allows(full, ctx.operation)) throw permissionDenied();
       if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
     }
-    if (x.token && x.token.numUses > 0) x.token = await tokens.use(x.token);
+    if (x.token && x.token.numUses > 0) return useToken(x);
+  };
+  const useToken = async (x: SecretsExtra): Promise<void> => {
+    x.token = await tokens.use(x.token as NonNullable<SecretsExtra['token']>);
   };
 
   const common: MountOptions<SecretsExtra> = {
@@ -132,10 +137,20 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
   const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
 
-  const run = async (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string) => {
+  const run = (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string): Promise<void> => {
     (res.locals as Record<string, unknown>)[EXTRA_KEY] = extra;
-    await d(req, res, next, reEncode(rel));
+    return d(req, res, next, reEncode(rel));
   };
+  // (Functions of the handler, not closures made per request.)
+  const serveKv = (m: MountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
+    run(
+      m.options.version === '2' ? kv2 : kv1,
+      { token: x.token, tokenId: x.tokenId, acl: x.acl, mount: m, mountPath: m.path, mountType: 'kv' },
+      req,
+      res,
+      done,
+      path.length >= m.path.length ? path.slice(m.path.length) : '',
+    );
 
   // The tables this handler dispatches to (recorded on the app so tests can walk them).
   const tables = [
@@ -175,14 +190,18 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         await run(raw, extra, req, res, next, path.slice(4));
         return;
       }
-      if (!(await barrier.isInitialized())) throw notInitializedError();
-      if (barrier.isSealed()) throw sealedError();
+      // Unsealed implies initialized: only a sealed barrier needs the stored answer.
+      if (barrier.isSealed()) {
+        if (!(await barrier.isInitialized())) throw notInitializedError();
+        throw sealedError();
+      }
 
+      // Cached tokens and ACLs are taken without waiting; the rest is loaded.
       const tokenId = clientToken(req);
       if (tokenId === '') throw missingToken();
-      const entry = await tokens.lookup(tokenId);
+      const entry = tokens.lookupCached(tokenId) ?? (await tokens.lookup(tokenId));
       if (!entry) throw invalidToken();
-      const acl = await policies.aclFor(entry.policies);
+      const acl = policies.cachedAcl(entry.policies) ?? (await policies.aclFor(entry.policies));
       // Spec: a path parameter must not end in a period (also rejects `.` and `..`).
       if (hasPeriodSegment(path)) throw unsupportedPath();
 
@@ -195,28 +214,25 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
         return;
       }
-      const noRoute = () => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
-      const serveKv = (m: MountEntry, done: NextFunction) =>
-        run(m.options.version === '2' ? kv2 : kv1, { ...base, mount: m, mountPath: m.path, mountType: 'kv' }, req, res, done, path.length >= m.path.length ? path.slice(m.path.length) : '');
       let mount = mounts.match(path);
       if (!mount) {
         if (!acl.allows(path, operationOf(req))) throw permissionDenied();
         // Enabled on another replica a moment ago, before the bus told this one?
         mount = await mounts.resolve(path);
-        if (!mount) throw noRoute();
+        if (!mount) throw noRoute(path);
       }
       let stale = false;
-      await serveKv(mount, (err?: unknown) => {
+      await serveKv(mount, base, req, res, (err?: unknown) => {
         if (err instanceof StaleMountError) stale = true;
         else next(err);
-      });
+      }, path);
       if (!stale) return;
       // Another replica disabled or upgraded the mount and this one had not heard yet;
       // nothing was written. Once more with the table as stored (no second retry).
       await mounts.refresh();
       const again = mounts.match(path);
-      if (!again) throw noRoute();
-      await serveKv(again, next);
+      if (!again) throw noRoute(path);
+      await serveKv(again, base, req, res, next, path);
     } catch (err) {
       next(err);
     }

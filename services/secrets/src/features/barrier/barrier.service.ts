@@ -17,6 +17,7 @@ import {
   type EntryGuard,
   type EntryStore,
   type RawEntryTx,
+  type RawEntry,
   type Storage,
   type StorageTx,
 } from './barrier.types';
@@ -140,6 +141,11 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     opened.set(value, { path, plain });
     return plain;
   };
+
+  const openWithLast = (k: Keyring, path: string, found: { entry: Buffer | null; last: RawEntry | null }) => ({
+    entry: found.entry === null ? null : decShared(k, path, found.entry),
+    last: found.last === null ? null : { path: found.last.path, value: decShared(k, found.last.path, found.last.value) },
+  });
 
   // `touched` collects what the transaction writes: the guard cache forgets it afterwards.
   const wrapTx = (k: Keyring, tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): StorageTx => ({
@@ -282,11 +288,12 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     },
     async getWithLast(path, prefix) {
       const k = ring();
-      const { entry, last } = await entryStore.getWithLast(path, prefix);
-      return {
-        entry: entry === null ? null : decShared(k, path, entry),
-        last: last === null ? null : { path: last.path, value: decShared(k, last.path, last.value) },
-      };
+      return openWithLast(k, path, await entryStore.getWithLast(path, prefix));
+    },
+    peekWithLast(path, prefix) {
+      const k = ring();
+      const found = entryStore.peekWithLast?.(path, prefix);
+      return found === undefined ? undefined : openWithLast(k, path, found);
     },
     async getGuarded(path, options) {
       const k = ring();

@@ -35,6 +35,12 @@ export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
    */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: RawEntry | null }>;
   /**
+   * What `getWithLast` would answer, when a physical cache can answer it at once (a fresh
+   * hit, counted and refreshed ahead like one); otherwise undefined. Lets a cached read
+   * finish without waiting on promises. Stores without a cache leave it out.
+   */
+  peekWithLast?(path: string, prefix: string): { entry: Buffer | null; last: RawEntry | null } | undefined;
+  /**
    * Conditional write in one autocommit statement (one round trip, no lock held across
    * round trips): if the stored bytes at `guardPath` equal `expected` (`null`: no row),
    * sets `guardPath` to `next`, deletes `deletes` and inserts or replaces `puts`, all or
@@ -110,6 +116,8 @@ export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
   getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
   /** Served by the physical cache when there is one (KV v2 latest-version reads). */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
+  /** `getWithLast`'s answer if the physical cache has it now (synchronous), else undefined. */
+  peekWithLast(path: string, prefix: string): { entry: Buffer | null; last: { path: string; value: Buffer } | null } | undefined;
   /**
    * Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`.
    * With `cached`, the state this process last read or wrote there through getGuarded /

@@ -495,6 +495,72 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(text(changedRange.last?.value ?? null)).toBe('x2');
   });
 
+  it('peekWithLast answers a fresh cached pair at once (a hit) and nothing else', async () => {
+    let t = 1_000;
+    const { db, make } = setup({ ttlMs: 10_000, now: () => t });
+    const cache = make();
+    await cache.put('m/meta/k', b('meta'));
+    await cache.put('m/ver/h/0000000000000001', b('v1'));
+    // Not cached yet, a prefix without "/", a disabled cache: undefined, no database read.
+    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h')).toBeUndefined();
+    expect(db.calls.getWithLast).toBe(0);
+    await cache.getWithLast('m/meta/k', 'm/ver/h/');
+    const hits = cache.stats.hits;
+    const peeked = cache.peekWithLast!('m/meta/k', 'm/ver/h/');
+    expect(text(peeked?.entry ?? null)).toBe('meta');
+    expect(peeked?.last?.path).toBe('m/ver/h/0000000000000001');
+    expect(text(peeked?.last?.value ?? null)).toBe('v1');
+    expect(cache.stats.hits).toBe(hits + 1);
+    // Another prefix for the same path is not the cached pair.
+    expect(cache.peekWithLast!('m/meta/k', 'm/ver/other/')).toBeUndefined();
+    // A write under the prefix invalidates it; so does age.
+    await cache.put('m/ver/h/0000000000000002', b('v2'));
+    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    await cache.getWithLast('m/meta/k', 'm/ver/h/');
+    expect(text(cache.peekWithLast!('m/meta/k', 'm/ver/h/')?.last?.value ?? null)).toBe('v2');
+    t += 10_001;
+    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(db.calls.getWithLast).toBe(2);
+    const off = setup({ maxBytes: 0 }).make();
+    await off.getWithLast('m/meta/k', 'm/ver/h/');
+    expect(off.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+  });
+
+  it('peekWithLast past half an entry\'s life starts the same refresh-ahead as a hit', async () => {
+    let t = 1_000;
+    const { db, make } = setup({ ttlMs: 10_000, now: () => t });
+    const cache = make();
+    await cache.put('m/meta/k', b('meta'));
+    await cache.getWithLast('m/meta/k', 'm/ver/h/');
+    t += 5_001; // past refreshAt whatever the drawn life (5-10 s), before it expires
+    expect(text(cache.peekWithLast!('m/meta/k', 'm/ver/h/')?.entry ?? null)).toBe('meta');
+    await settle();
+    expect(cache.stats.refreshes).toBe(1);
+    expect(db.calls.getWithLast).toBe(2);
+  });
+
+  it('evicts the oldest entry not read since it was stored; a read one gets a second chance', async () => {
+    const { db, make } = setup({ maxBytes: 8 * 1024 });
+    const cache = make();
+    for (let i = 0; i < 12; i++) await cache.put(`k/${i}`, Buffer.alloc(500, i));
+    // k/0 .. k/11 cached in that order (each ~600 bytes with its bookkeeping: all fit).
+    for (let i = 0; i < 12; i++) await cache.get(`k/${i}`, { cached: true });
+    expect(cache.stats.size).toBe(12);
+    // k/0 is read again (flagged), then new entries push the budget: k/1 goes first, not k/0.
+    await cache.get('k/0', { cached: true });
+    for (let i = 12; i < 16; i++) {
+      await cache.put(`k/${i}`, Buffer.alloc(500, i));
+      await cache.get(`k/${i}`, { cached: true });
+    }
+    expect(cache.stats.bytes).toBeLessThanOrEqual(8 * 1024);
+    const calls = db.calls.get;
+    await cache.get('k/0', { cached: true });
+    expect(db.calls.get).toBe(calls);
+    await cache.get('k/1', { cached: true });
+    expect(db.calls.get).toBe(calls + 1);
+  });
+
   it('stays within its byte budget (least recently used out first) and skips values too big for it', async () => {
     const { db, make } = setup({ maxBytes: 8 * 1024 });
     const cache = make();

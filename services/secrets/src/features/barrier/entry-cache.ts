@@ -85,6 +85,8 @@ interface Item {
   readonly until: number;
   /** From here on a hit also starts a background re-read (refresh ahead). */
   readonly refreshAt: number;
+  /** Hit since it was stored or last passed over by eviction (second chance). */
+  used: boolean;
 }
 
 interface Message {
@@ -153,8 +155,17 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     items.set(path, item);
     bytes += item.bytes;
     if (item.prefix !== null) own(item.prefix, path);
-    for (const [oldest] of items) {
+    // Oldest first (Map order is insertion order); an item hit since it was stored or
+    // last passed over gets a second chance at the young end instead (CLOCK: a hit is a
+    // flag, not a move, so reads do not reorder the map).
+    for (const [oldest, candidate] of items) {
       if (bytes <= maxBytes) break;
+      if (candidate.used) {
+        candidate.used = false;
+        items.delete(oldest);
+        items.set(oldest, candidate);
+        continue;
+      }
       drop(oldest);
     }
   }
@@ -248,22 +259,35 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
    */
   async function read(path: string, prefix: string | null, load: () => Promise<Loaded>): Promise<Loaded> {
     const t = now();
-    const hit = items.get(path);
-    if (hit && hit.prefix === prefix && hit.until > t) {
-      // Most recently used goes last (Map order is the LRU order).
-      items.delete(path);
-      items.set(path, hit);
-      stats.hits++;
-      if (hit.refreshAt <= t && !slots.get(path)?.load) {
-        stats.refreshes++;
-        // A failed refresh changes nothing: the entry expires as it would have.
-        loadShared(path, prefix, load, t).catch(() => undefined);
-      }
+    const hit = freshHit(path, prefix, t);
+    if (hit) {
+      if (hit.refreshAt <= t) refreshAhead(path, prefix, load, t);
       return hit;
     }
     stats.misses++;
     return loadShared(path, prefix, load, t);
   }
+
+  /** The item cached for a read of `path` (with `prefix`), if still fresh: counted as a hit. */
+  function freshHit(path: string, prefix: string | null, t: number): Item | undefined {
+    const hit = items.get(path);
+    if (!hit || hit.prefix !== prefix || hit.until <= t) return undefined;
+    hit.used = true;
+    stats.hits++;
+    return hit;
+  }
+
+  function refreshAhead(path: string, prefix: string | null, load: () => Promise<Loaded>, t: number): void {
+    if (slots.get(path)?.load) return;
+    stats.refreshes++;
+    // A failed refresh changes nothing: the entry expires as it would have.
+    loadShared(path, prefix, load, t).catch(() => undefined);
+  }
+
+  const loadWithLast = (path: string, prefix: string) => async (): Promise<Loaded> => {
+    const { entry, last } = await inner.getWithLast(path, prefix);
+    return { value: entry, last };
+  };
 
   /**
    * One load per path at a time: callers arriving while it runs share it, unless an
@@ -288,7 +312,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
         // Each entry lives between half the TTL and all of it: entries cached together (a
         // warm-up, a restart) do not all expire, and hit the database, together.
         const life = ttlMs * (0.5 + Math.random() / 2);
-        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + life, refreshAt: t + life / 2 });
+        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + life, refreshAt: t + life / 2, used: false });
       }
       return loaded;
     } finally {
@@ -409,11 +433,16 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     getMany: (paths) => inner.getMany(paths),
     async getWithLast(path, prefix) {
       if (!enabled || !prefix.endsWith('/')) return inner.getWithLast(path, prefix);
-      const r = await read(path, prefix, async () => {
-        const { entry, last } = await inner.getWithLast(path, prefix);
-        return { value: entry, last };
-      });
+      const r = await read(path, prefix, loadWithLast(path, prefix));
       return { entry: r.value, last: r.last };
+    },
+    peekWithLast(path, prefix) {
+      if (!enabled || !prefix.endsWith('/')) return undefined;
+      const t = now();
+      const hit = freshHit(path, prefix, t);
+      if (!hit) return undefined;
+      if (hit.refreshAt <= t) refreshAhead(path, prefix, loadWithLast(path, prefix), t);
+      return { entry: hit.value, last: hit.last };
     },
     listPaths: (prefix) => inner.listPaths(prefix),
     put: (path, value) => writing([path], [], () => inner.put(path, value)),

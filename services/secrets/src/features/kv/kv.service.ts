@@ -146,6 +146,19 @@ function newMetadata(now: number): KeyMetadata {
   };
 }
 
+/**
+ * A read's `data` member: the secret (stored JSON text) and its version's metadata, with
+ * the JSON text of both made once (a cached answer is written as it stands).
+ */
+class VersionAnswer extends RawJson {
+  constructor(
+    readonly data: RawJson,
+    readonly metadata: VersionInfo,
+  ) {
+    super(`{"data":${data.text},"metadata":${JSON.stringify(metadata)}}`);
+  }
+}
+
 function versionInfo(meta: KeyMetadata, version: number, v: VersionMeta): VersionInfo {
   return {
     created_time: rfc3339(v.created_ms),
@@ -318,7 +331,36 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     return meta;
   };
 
-  async function resolveVersion(prefix: string, key: string, version: number) {
+  interface Resolved {
+    meta: KeyMetadata | null;
+    version: number;
+    data: Buffer | null;
+  }
+
+  /**
+   * The latest version from `getWithLast`'s pair (metadata, greatest version row). `data`
+   * undefined: the current version exists but is not that row (it must be read by path).
+   */
+  function latestOf(prefix: string, keyHash: string, found: { entry: Buffer | null; last: { path: string; value: Buffer } | null }) {
+    const meta = found.entry === null ? null : sharedMeta(found.entry);
+    if (!meta) return { meta, version: 0, data: null };
+    const current = meta.current_version;
+    const { last } = found;
+    if (last && last.path === versionPath(prefix, keyHash, current)) return { meta, version: current, data: last.value };
+    const v = meta.versions[String(current)];
+    return { meta, version: current, data: v && !v.destroyed ? undefined : null };
+  }
+
+  /** The latest version when the physical cache holds all of it (synchronous), else undefined. */
+  function peekLatest(prefix: string, key: string): Resolved | undefined {
+    const keyHash = hash(key);
+    const found = storage.peekWithLast(metaPath(prefix, key), versionDir(prefix, keyHash));
+    if (found === undefined) return undefined;
+    const r = latestOf(prefix, keyHash, found);
+    return r.data === undefined ? undefined : (r as Resolved);
+  }
+
+  async function resolveVersion(prefix: string, key: string, version: number): Promise<Resolved> {
     const keyHash = hash(key);
     const mp = metaPath(prefix, key);
     if (version > 0) {
@@ -326,15 +368,9 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const meta = parseMeta(rows.get(mp) ?? null);
       return { meta, version, data: rows.get(versionPath(prefix, keyHash, version)) ?? null };
     }
-    const { entry, last } = await storage.getWithLast(mp, versionDir(prefix, keyHash));
-    const meta = entry === null ? null : sharedMeta(entry);
-    if (!meta) return { meta, version: 0, data: null };
-    const current = meta.current_version;
-    let data = last && last.path === versionPath(prefix, keyHash, current) ? last.value : null;
-    if (data === null && meta.versions[String(current)] && !meta.versions[String(current)]?.destroyed) {
-      data = await storage.get(versionPath(prefix, keyHash, current), { cached: true });
-    }
-    return { meta, version: current, data };
+    const r = latestOf(prefix, keyHash, await storage.getWithLast(mp, versionDir(prefix, keyHash)));
+    const data = r.data === undefined ? await storage.get(versionPath(prefix, keyHash, r.version), { cached: true }) : r.data;
+    return { meta: r.meta, version: r.version, data };
   }
 
   async function writeVersion(prefix: string, key: string, mp: string, config: KvConfig, text: string, cas: number | undefined): Promise<VersionInfo> {
@@ -408,7 +444,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     },
 
     async read(prefix, key, requested) {
-      const { meta, version, data } = await resolveVersion(prefix, key, requested);
+      // Served from the physical cache without waiting when it holds the whole answer.
+      const { meta, version, data } = (requested === 0 ? peekLatest(prefix, key) : undefined) ?? (await resolveVersion(prefix, key, requested));
       if (!meta) throw notFound();
       const v = meta.versions[String(version)];
       if (!v) throw notFound();
@@ -416,7 +453,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       if (data === null) throw notFound();
       const known = answers.get(data);
       if (known !== undefined && known.meta === meta && known.version === version) return known.answer;
-      const answer = { data: new RawJson(data.toString('utf8')), metadata: versionInfo(meta, version, v) };
+      const answer = new VersionAnswer(new RawJson(data.toString('utf8')), versionInfo(meta, version, v));
       answers.set(data, { meta, version, answer });
       return answer;
     },
@@ -557,7 +594,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     },
 
     async subkeys(prefix, key, requested, depth) {
-      const { meta, version, data } = await resolveVersion(prefix, key, requested);
+      // Served from the physical cache without waiting when it holds the whole answer.
+      const { meta, version, data } = (requested === 0 ? peekLatest(prefix, key) : undefined) ?? (await resolveVersion(prefix, key, requested));
       if (!meta) throw notFound();
       const v = meta.versions[String(version)];
       if (!v) throw notFound();

@@ -22,6 +22,8 @@ export interface PolicyService {
   set(name: string, text: string): Promise<void>;
   delete(name: string): Promise<void>;
   aclFor(policies: readonly string[]): Promise<Acl>;
+  /** `aclFor`'s answer when it is cached (no waiting); undefined otherwise. */
+  cachedAcl(policies: readonly string[]): Acl | undefined;
   clearCache(): void;
   start(): Promise<void>;
 }
@@ -110,6 +112,9 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
       // Only an ACL of policies that all exist is kept (see doc()).
       if (generation === started && loaded.length === policies.length) acls.set(key, acl);
       return acl;
+    },
+    cachedAcl(policies) {
+      return policies.includes('root') ? ROOT_ACL : acls.get(policies.join('\n'));
     },
     clearCache: () => drop(null),
     async start() {

@@ -24,6 +24,9 @@ const PARENT_PREFIX = 'sys/token/parent/';
 export interface TokenService {
   /** Resolves a client token; null when unknown, expired or revoked. */
   lookup(id: string): Promise<TokenEntry | null>;
+  /** `lookup`'s answer when this process has the token cached and it is still valid (no
+   * waiting); undefined otherwise, and `lookup` decides. */
+  lookupCached(id: string): TokenEntry | undefined;
   lookupByAccessor(accessor: string): Promise<TokenEntry | null>;
   create(parent: TokenEntry | null, params: TokenCreateParams, privileged: boolean): Promise<{ id: string; entry: TokenEntry }>;
   /** Writes a root token inside an existing transaction (init, dev mode). */
@@ -142,6 +145,12 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
     async lookup(id) {
       if (id === '') return null;
       return checked(await load(salt.hash(id)));
+    },
+
+    lookupCached(id) {
+      if (id === '') return undefined;
+      const hit = cache.get(salt.hash(id));
+      return hit !== undefined && hit.until > clock.now() && !expired(hit.entry) ? hit.entry : undefined;
     },
 
     async lookupByAccessor(accessor) {
