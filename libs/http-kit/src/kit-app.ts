@@ -97,11 +97,13 @@ function hasFunction(value: unknown, depth = 0): boolean {
 
 /**
  * helmet's headers depend only on its options unless a CSP directive is a function, so
- * they are computed once and set in a loop (helmet per request costs several times more).
+ * they are computed once and set in a loop (helmet per request costs several times more):
+ * `headers` has them, and the app's first middleware sets them (no router layer of its
+ * own). Otherwise `middleware` is helmet itself, run per request.
  */
-function helmetMiddleware(helmetOptions: HelmetOptions | undefined): RequestHandler {
+function helmetHeaders(helmetOptions: HelmetOptions | undefined): { headers: [string, string][] } | { middleware: RequestHandler } {
   const real = helmet(helmetOptions);
-  if (hasFunction(helmetOptions)) return real;
+  if (hasFunction(helmetOptions)) return { middleware: real };
   const names: string[] = [];
   const values: string[] = [];
   let dynamic = false;
@@ -123,12 +125,8 @@ function helmetMiddleware(helmetOptions: HelmetOptions | undefined): RequestHand
   } catch {
     dynamic = true;
   }
-  if (dynamic || !called) return real;
-  const count = names.length;
-  return (_req, res, next) => {
-    for (let i = 0; i < count; i++) res.setHeader(names[i] as string, values[i] as string);
-    next();
-  };
+  if (dynamic || !called) return { middleware: real };
+  return { headers: names.map((n, i) => [n, values[i] as string]) };
 }
 
 function routeLabel(req: Request, res: Response): string {
@@ -178,12 +176,20 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
   // Label lookups hash their values; caching the child per label set keeps observe() cheap.
   const children = new Map<string, { observe(v: number): void }>();
 
+  const security = options.helmet === false ? { headers: [] } : helmetHeaders(options.helmet);
+  const fixedHeaders = 'headers' in security ? security.headers : [];
+  const fixedCount = fixedHeaders.length;
+
   app.use((req: Request, res: Response, next: NextFunction) => {
     const start = performance.now();
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
+    for (let i = 0; i < fixedCount; i++) {
+      const header = fixedHeaders[i] as [string, string];
+      res.setHeader(header[0], header[1]);
+    }
     onResponseClose(res, () => {
       const durationMs = performance.now() - start;
       const route = routeLabel(req, res);
@@ -216,7 +222,7 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
     next();
   });
 
-  if (options.helmet !== false) app.use(helmetMiddleware(options.helmet));
+  if ('middleware' in security) app.use(security.middleware);
 
   app.get('/healthz', (_req, res) => {
     res.status(200).json({ status: 'ok' });

@@ -50,6 +50,10 @@ export function buildApp(deps: SecretsAppDeps): Express {
     },
     (app) => {
       app.use(customHeadersMiddleware(deps.listener.customHeaders));
+      // The API first: its requests then pass no other route's pattern on the way.
+      const v1 = createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader });
+      for (const t of v1.tables) recordMountedTable(app, t);
+      app.use('/v1', v1);
       // Spec "Response header customization" rule 5: GET / redirects to the UI path.
       app.get('/', (_req, res) => {
         res.setHeader('Cache-Control', 'no-store');
@@ -60,9 +64,6 @@ export function buildApp(deps: SecretsAppDeps): Express {
         res.setHeader('Cache-Control', 'no-store');
         res.end(UI_PAGE);
       });
-      const v1 = createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader });
-      for (const t of v1.tables) recordMountedTable(app, t);
-      app.use('/v1', v1);
     },
   );
 }

@@ -1,6 +1,7 @@
 // The response envelope (reference §1) and the writers for every success shape:
 // 204 with no body, 200 envelope (keys in Go's struct order), injector responses (a Go
-// map, so keys sorted), raw sys bodies, and "404 with a body" StatusResponses.
+// map, so keys sorted), raw sys bodies, and "404 with a body" StatusResponses. They run
+// under the /v1 handler, which has set `Cache-Control: no-store` on the response already.
 import type { ServerResponse } from 'node:http';
 import { stringifyWithRaw } from '../core/json';
 import { StatusResponse } from '../core/errors';
@@ -10,7 +11,6 @@ const JSON_TYPE = 'application/json';
 
 export function writeJson(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
-  res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
@@ -18,7 +18,6 @@ export function writeJson(res: ServerResponse, status: number, text: string): vo
 
 export function writeNoContent(res: ServerResponse, status = 204): void {
   res.statusCode = status;
-  res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Type', JSON_TYPE);
   res.end();
 }
@@ -83,7 +82,6 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
   if (result instanceof StatusResponse) {
     if (result.body === null) {
       res.statusCode = result.status;
-      res.setHeader('Cache-Control', 'no-store');
       res.end();
       return;
     }

@@ -80,7 +80,7 @@ function hasPeriodSegment(path: string): boolean {
 const noRoute = (path: string): AppError => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
 
 /** `%` is the only character that must be re-escaped for the dispatcher's single decode. */
-const reEncode = (decoded: string): string => decoded.replace(/%/g, '%25');
+const reEncode = (decoded: string): string => (decoded.includes('%') ? decoded.replace(/%/g, '%25') : decoded);
 
 export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler & { tables: MountedTable[] } {
   const { barrier, tokens, policies, mounts } = services;
@@ -162,6 +162,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   ] as MountedTable[];
 
   const handler: RequestHandler = async (req, res, next) => {
+    // Every /v1 answer (envelopes, help, errors) is no-store; envelope.ts's writers rely on it.
     res.setHeader('Cache-Control', 'no-store');
     try {
       // Reference §9: an HTTP method Vault does not know is 405 with an empty error list.
