@@ -1,6 +1,7 @@
 // KV v2 data writes under concurrency (optimistic write path: unlocked read + one
 // conditional statement, locking transaction after repeated lost races), against real
 // Postgres and two replicas on the same database.
+import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
@@ -168,6 +169,24 @@ describe('KV v2 concurrent writes', () => {
       await expect(store.applyIf(`${P}g`, buf('g2'), buf('g3'), [`${P}g`], [])).rejects.toThrow(/more than once/);
     });
 
+    it('the guard is the stored value\'s first bytes (the barrier passes a ciphertext header); values of any size and bytes arrive exactly', async () => {
+      const stored = Buffer.concat([Buffer.from([0, 0, 0, 1, 1]), randomBytes(12), randomBytes(300)]);
+      await store.put(`${P}h`, stored);
+      const other = Buffer.concat([stored.subarray(0, 16), Buffer.from([stored[16]! ^ 1])]);
+      const values = [Buffer.alloc(0), Buffer.from([0, 0x5c, 0x78, 0xff, 0]), randomBytes(70_000)];
+      const puts = values.map((value, i) => ({ path: `${P}h-v${i}`, value }));
+      expect(await store.applyIf(`${P}h`, other, buf('h2'), [], puts)).toBe(false);
+      expect(await store.get(`${P}h-v0`)).toBeNull();
+      expect(await store.applyIf(`${P}h`, stored.subarray(0, 17), buf('h2'), [], puts)).toBe(true);
+      expect(await store.get(`${P}h`)).toEqual(buf('h2'));
+      for (const [i, value] of values.entries()) expect(await store.get(`${P}h-v${i}`)).toEqual(value);
+      // In a transaction, replace() carries several values the same way.
+      await store.transaction((tx) => tx.replace([`${P}h-v0`], [{ path: `${P}h-v1`, value: values[2]! }, { path: `${P}h-v3`, value: buf('three') }]));
+      expect(await store.get(`${P}h-v0`)).toBeNull();
+      expect(await store.get(`${P}h-v1`)).toEqual(values[2]);
+      expect(await store.get(`${P}h-v3`)).toEqual(buf('three'));
+    });
+
     it('a statement that waited for a concurrent committed update does not apply', async () => {
       await store.put(`${P}w`, buf('w1'));
       const client = await pool.connect();
@@ -247,6 +266,31 @@ describe('KV v2 concurrent writes', () => {
         expect(await Promise.all(['ga', 'ga-old', 'ga-new', 'gs', 'gs-old', 'gs-new', 'gn', 'gn-v', 'ge', 'ge-v'].map(state))).toEqual([
           'a2', null, 'an', 's1', 'x', null, 'n1', 'nv', 'e1', null,
         ]);
+      });
+
+      it('grouped: header guards and values of any size reach each item exactly', async () => {
+        const stored = (n: number) => Buffer.concat([Buffer.from([0, 0, 0, 1, 1]), randomBytes(12), randomBytes(n)]);
+        const a = stored(1_000);
+        const b = stored(10);
+        await store.put(`${P}pa`, a);
+        await store.put(`${P}pb`, b);
+        const slot = await holdSlot(`${P}hold3`);
+        const big = randomBytes(50_000);
+        const outcomes = Promise.all([
+          grouped.applyIf(`${P}pa`, a.subarray(0, 17), big, [], [{ path: `${P}pa-v`, value: Buffer.alloc(0) }, { path: `${P}pa-w`, value: buf('w') }]),
+          grouped.applyIf(`${P}pb`, a.subarray(0, 17), buf('nope'), [], [{ path: `${P}pb-v`, value: buf('nope') }]),
+          grouped.applyIf(`${P}pc`, null, Buffer.from([0, 1, 0]), [], [{ path: `${P}pc-v`, value: big }]),
+        ]);
+        await slot.open();
+        await slot.first;
+        expect(await outcomes).toEqual([true, false, true]);
+        expect(await store.get(`${P}pa`)).toEqual(big);
+        expect(await store.get(`${P}pa-v`)).toEqual(Buffer.alloc(0));
+        expect(await store.get(`${P}pa-w`)).toEqual(buf('w'));
+        expect(await store.get(`${P}pb`)).toEqual(b);
+        expect(await store.get(`${P}pb-v`)).toBeNull();
+        expect(await store.get(`${P}pc`)).toEqual(Buffer.from([0, 1, 0]));
+        expect(await store.get(`${P}pc-v`)).toEqual(big);
       });
 
       it('a grouped statement that waited for a concurrent committed update does not apply that item, and applies the others', async () => {

@@ -88,13 +88,13 @@ export function createMemoryStores(): MemoryStores {
     delete: (path) => runTx((tx) => tx.delete(path)),
     deletePrefix: (prefix) => runTx((tx) => tx.deletePrefix(prefix)),
     listPaths: async (prefix) => [...entries.keys()].filter((p) => p.startsWith(prefix)).sort(),
-    // Same semantics as the Postgres statement: compare the stored bytes, then apply all
-    // or nothing, serialised with transactions.
+    // Same semantics as the Postgres statement: the stored bytes must start with
+    // `expected`, then apply all or nothing, serialised with transactions.
     applyIf: (guardPath, expected, next, deletes, puts) =>
       runTx(async (tx) => {
         assertDisjointPaths(guardPath, deletes, puts);
         const current = await tx.get(guardPath);
-        const holds = expected === null ? current === null : current !== null && current.equals(expected);
+        const holds = expected === null ? current === null : current !== null && current.subarray(0, expected.length).equals(expected);
         if (!holds) return false;
         await tx.put(guardPath, next);
         await tx.replace(deletes, puts);

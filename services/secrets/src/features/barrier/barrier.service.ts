@@ -7,7 +7,7 @@
 // seal:   keys and progress are dropped from memory; `onSeal` hooks clear every cache.
 import { randomBytes } from 'node:crypto';
 import { badRequest, notInitializedError, sealedError, SecretsError } from '../../core/errors';
-import { BarrierDecryptError, newKey, open, seal, termOf } from './barrier-crypto';
+import { BarrierDecryptError, guardOf, newKey, open, seal, termOf } from './barrier-crypto';
 import { combineShares, splitKey } from './shamir';
 import {
   AlreadyInitializedError,
@@ -107,7 +107,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
   };
 
   // Last known state of paths written optimistically (getGuarded/applyIf), so that the next
-  // write of a key can skip its read: the guard (exact stored ciphertext, random nonce, so
+  // write of a key can skip its read: the guard (stored ciphertext, random nonce, so
   // no ABA) makes a stale entry cost one failed attempt, never a wrong write. Bounded (the
   // oldest entry goes first), dropped on seal; any other write to a path forgets it.
   const GUARD_CACHE_MAX = 4096;
@@ -314,7 +314,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       try {
         applied = await entryStore.applyIf(
           path,
-          g.stored,
+          g.stored === null ? null : guardOf(g.stored),
           stored,
           deletes,
           puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })),

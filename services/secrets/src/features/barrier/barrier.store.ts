@@ -51,39 +51,54 @@ const SQL = {
   listPaths: `SELECT "path" FROM "secrets"."entries" WHERE "path" LIKE $1 ESCAPE '\\' ORDER BY "path"`,
   // KV v2 writes: prune old versions, add the new one and save the metadata in one
   // statement (data-modifying CTEs always run to completion; the paths are disjoint).
+  // Several values in one statement travel as one binary bytea (a Buffer parameter is sent
+  // in binary) cut by 1-based offsets and lengths (int arrays), not as a bytea[]: node-pg
+  // sends arrays as text, so every byte went as two hex digits that Postgres's array
+  // parser then decoded, which was most of the statement's own CPU (bench/.scratch
+  // measurement in docs/secrets.md, "Eighth round").
   replace: `WITH "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($1::text[]))
-     INSERT INTO "secrets"."entries" ("path", "value") SELECT * FROM unnest($2::text[], $3::bytea[])
+     INSERT INTO "secrets"."entries" ("path", "value")
+        SELECT "u"."p", substring($3::bytea from "u"."o" for "u"."n") FROM unnest($2::text[], $4::int[], $5::int[]) AS "u"("p", "o", "n")
      ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value"`,
-  // Optimistic writes (EntryStore.applyIf), autocommit: "cur" is the guard; the other
-  // CTEs run only when it matched. Under READ COMMITTED an UPDATE that waited for a
-  // concurrent writer re-checks "value" = $3 on the committed row and matches nothing;
-  // an INSERT ... ON CONFLICT DO NOTHING that waited sees the committed row and skips.
-  applyIfEqual: `WITH "cur" AS (UPDATE "secrets"."entries" SET "value" = $2 WHERE "path" = $1 AND "value" = $3 RETURNING 1),
+  // Optimistic writes (EntryStore.applyIf), autocommit: "cur" is the guard (the stored
+  // value starts with $3); the other CTEs run only when it matched. Under READ COMMITTED
+  // an UPDATE that waited for a concurrent writer re-checks the guard on the committed row
+  // and matches nothing; an INSERT ... ON CONFLICT DO NOTHING that waited sees the
+  // committed row and skips.
+  applyIfEqual: `WITH "cur" AS (UPDATE "secrets"."entries" SET "value" = $2
+        WHERE "path" = $1 AND substring("value" from 1 for length($3::bytea)) = $3::bytea RETURNING 1),
      "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($4::text[]) AND EXISTS (SELECT 1 FROM "cur")),
      "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
-        SELECT "u"."p", "u"."v" FROM unnest($5::text[], $6::bytea[]) AS "u"("p", "v") WHERE EXISTS (SELECT 1 FROM "cur")
+        SELECT "u"."p", substring($6::bytea from "u"."o" for "u"."n") FROM unnest($5::text[], $7::int[], $8::int[]) AS "u"("p", "o", "n")
+        WHERE EXISTS (SELECT 1 FROM "cur")
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT 1 AS "applied" FROM "cur"`,
   applyIfAbsent: `WITH "cur" AS (INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO NOTHING RETURNING 1),
      "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($3::text[]) AND EXISTS (SELECT 1 FROM "cur")),
      "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
-        SELECT "u"."p", "u"."v" FROM unnest($4::text[], $5::bytea[]) AS "u"("p", "v") WHERE EXISTS (SELECT 1 FROM "cur")
+        SELECT "u"."p", substring($5::bytea from "u"."o" for "u"."n") FROM unnest($4::text[], $6::int[], $7::int[]) AS "u"("p", "o", "n")
+        WHERE EXISTS (SELECT 1 FROM "cur")
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT 1 AS "applied" FROM "cur"`,
   // Several optimistic writes in one statement (apply-batcher.ts): item i (1-based, in
-  // the order of $1..$3) applies when its guard holds ("expected" NULL: the guard path must
-  // not exist), as applyIfEqual / applyIfAbsent would; only applied items' deletes ($4, $5:
-  // item, path) and puts ($6..$8: item, path, value) run. Paths are disjoint across items.
-  applyMany: `WITH "g" AS (SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS "g"("path", "expected", "next", "i")),
+  // the order of $1, $2) applies when its guard holds (the stored value starts with
+  // "expected"; NULL: the guard path must not exist), as applyIfEqual / applyIfAbsent
+  // would, and then gets its next value ($3 cut by $9, $10); only applied items' deletes
+  // ($4, $5: item, path) and puts ($6, $7: item, path; values $8 cut by $11, $12) run.
+  // Paths are disjoint across items.
+  applyMany: `WITH "g" AS (SELECT "t"."path", "t"."expected", substring($3::bytea from "t"."o" for "t"."n") AS "next", "t"."i"
+        FROM unnest($1::text[], $2::bytea[], $9::int[], $10::int[]) WITH ORDINALITY AS "t"("path", "expected", "o", "n", "i")),
      "upd" AS (UPDATE "secrets"."entries" AS "e" SET "value" = "g"."next" FROM "g"
-        WHERE "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND "e"."value" = "g"."expected" RETURNING "g"."i"),
+        WHERE "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND substring("e"."value" from 1 for length("g"."expected")) = "g"."expected"
+        RETURNING "g"."i"),
      "ins" AS (INSERT INTO "secrets"."entries" ("path", "value") SELECT "g"."path", "g"."next" FROM "g" WHERE "g"."expected" IS NULL
         ON CONFLICT ("path") DO NOTHING RETURNING "path"),
      "ok" AS (SELECT "upd"."i" FROM "upd" UNION ALL SELECT "g"."i" FROM "g" JOIN "ins" ON "ins"."path" = "g"."path"),
      "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" IN
         (SELECT "d"."p" FROM unnest($4::int[], $5::text[]) AS "d"("i", "p") JOIN "ok" ON "ok"."i" = "d"."i")),
      "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
-        SELECT "u"."p", "u"."v" FROM unnest($6::int[], $7::text[], $8::bytea[]) AS "u"("i", "p", "v") JOIN "ok" ON "ok"."i" = "u"."i"
+        SELECT "u"."p", substring($8::bytea from "u"."o" for "u"."n")
+        FROM unnest($6::int[], $7::text[], $11::int[], $12::int[]) AS "u"("i", "p", "o", "n") JOIN "ok" ON "ok"."i" = "u"."i"
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT "i"::int AS "i" FROM "ok"`,
   getMany: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = ANY($1::text[])',
@@ -106,6 +121,19 @@ function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: unk
   return db.query<R>({ name: `secrets_${name}`, text: SQL[name], values });
 }
 
+/** Values as one binary parameter plus their 1-based offsets and lengths in it. */
+export function packed(values: readonly Buffer[]): { bytes: Buffer; offsets: number[]; lengths: number[] } {
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  let at = 1;
+  for (const v of values) {
+    offsets.push(at);
+    lengths.push(v.length);
+    at += v.length;
+  }
+  return { bytes: values.length === 1 ? (values[0] as Buffer) : Buffer.concat(values as Buffer[]), offsets, lengths };
+}
+
 function txOps(db: Queryable): RawEntryTx {
   return {
     async get(path, options) {
@@ -125,7 +153,8 @@ function txOps(db: Queryable): RawEntryTx {
     },
     async replace(deletes, puts) {
       for (const p of puts) if (deletes.includes(p.path)) throw new Error(`replace: ${p.path} is both deleted and written`);
-      await run(db, 'replace', [[...deletes], puts.map((p) => p.path), puts.map((p) => p.value)]);
+      const values = packed(puts.map((p) => p.value));
+      await run(db, 'replace', [[...deletes], puts.map((p) => p.path), values.bytes, values.offsets, values.lengths]);
     },
     async deletePrefix(prefix) {
       const r = await run(db, 'deletePrefix', [likePrefix(prefix)]);
@@ -180,15 +209,21 @@ async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<bo
       putValue.push(p.value);
     }
   });
+  const next = packed(items.map((i) => i.next));
+  const values = packed(putValue);
   const r = await run<{ i: number }>(db, 'applyMany', [
     items.map((i) => i.guardPath),
     items.map((i) => i.expected),
-    items.map((i) => i.next),
+    next.bytes,
     delItem,
     delPath,
     putItem,
     putPath,
-    putValue,
+    values.bytes,
+    next.offsets,
+    next.lengths,
+    values.offsets,
+    values.lengths,
   ]);
   const applied = items.map(() => false);
   for (const row of r.rows) applied[Number(row.i) - 1] = true;
@@ -213,11 +248,11 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
     maxItems: 64,
     runOne: async (item) => {
       const paths = item.puts.map((p) => p.path);
-      const values = item.puts.map((p) => p.value);
+      const values = packed(item.puts.map((p) => p.value));
       const r =
         item.expected === null
-          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, [...item.deletes], paths, values])
-          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, [...item.deletes], paths, values]);
+          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, [...item.deletes], paths, values.bytes, values.offsets, values.lengths])
+          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, [...item.deletes], paths, values.bytes, values.offsets, values.lengths]);
       return r.rowCount === 1;
     },
     runMany: (items) => applyMany(pool, items),

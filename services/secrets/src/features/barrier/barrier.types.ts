@@ -42,9 +42,11 @@ export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
   peekWithLast?(path: string, prefix: string): { entry: Buffer | null; last: RawEntry | null } | undefined;
   /**
    * Conditional write in one autocommit statement (one round trip, no lock held across
-   * round trips): if the stored bytes at `guardPath` equal `expected` (`null`: no row),
-   * sets `guardPath` to `next`, deletes `deletes` and inserts or replaces `puts`, all or
-   * nothing; otherwise changes nothing. Returns whether it applied. Paths must be disjoint.
+   * round trips): if the stored bytes at `guardPath` start with `expected` (`null`: no
+   * row), sets `guardPath` to `next`, deletes `deletes` and inserts or replaces `puts`, all
+   * or nothing; otherwise changes nothing. Returns whether it applied. Paths must be
+   * disjoint. The barrier passes a ciphertext's header (key term and random nonce, unique
+   * to one encryption: barrier-crypto.ts `guardOf`), not the whole value.
    */
   applyIf(guardPath: string, expected: Buffer | null, next: Buffer, deletes: readonly string[], puts: readonly RawEntry[]): Promise<boolean>;
   transaction<T>(fn: (tx: RawEntryTx) => Promise<T>): Promise<T>;
@@ -102,9 +104,10 @@ export interface StorageTx {
 declare const entryGuardBrand: unique symbol;
 
 /**
- * Opaque "unchanged since read" token of one path: the exact stored ciphertext (or its
+ * Opaque "unchanged since read" token of one path: the stored ciphertext (or its
  * absence). Barrier ciphertext carries a random nonce, so every write of a path stores
- * different bytes and byte equality means no write happened in between (no ABA).
+ * different bytes, and the same header (term and nonce: what the conditional write
+ * compares) means no write happened in between (no ABA).
  */
 export interface EntryGuard {
   readonly [entryGuardBrand]: true;
