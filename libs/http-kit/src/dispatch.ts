@@ -341,8 +341,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       if (options.respond) {
         const pending = options.respond(ctx, result, res);
         if (pending) await pending;
-      }
-      else defaultRespond(result, res);
+      } else defaultRespond(result, res);
     } catch (err) {
       next(err);
     }

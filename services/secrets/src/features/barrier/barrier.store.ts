@@ -54,8 +54,8 @@ const SQL = {
   // Several values in one statement travel as one binary bytea (a Buffer parameter is sent
   // in binary) cut by 1-based offsets and lengths (int arrays), not as a bytea[]: node-pg
   // sends arrays as text, so every byte went as two hex digits that Postgres's array
-  // parser then decoded, which was most of the statement's own CPU (bench/.scratch
-  // measurement in docs/secrets.md, "Eighth round").
+  // parser then decoded, which was most of the statement's own CPU (docs/secrets.md,
+  // "Eighth round").
   replace: `WITH "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($1::text[]))
      INSERT INTO "secrets"."entries" ("path", "value")
         SELECT "u"."p", substring($3::bytea from "u"."o" for "u"."n") FROM unnest($2::text[], $4::int[], $5::int[]) AS "u"("p", "o", "n")
@@ -122,7 +122,7 @@ function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: unk
 }
 
 /** Values as one binary parameter plus their 1-based offsets and lengths in it. */
-export function packed(values: readonly Buffer[]): { bytes: Buffer; offsets: number[]; lengths: number[] } {
+function packed(values: readonly Buffer[]): { bytes: Buffer; offsets: number[]; lengths: number[] } {
   const offsets: number[] = [];
   const lengths: number[] = [];
   let at = 1;
