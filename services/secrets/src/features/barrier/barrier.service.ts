@@ -134,6 +134,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
   // never modify what they read). Keyed by the ciphertext object, so it lives exactly as
   // long as the cached entry; replaced on seal.
   let opened = new WeakMap<Buffer, { path: string; plain: Buffer }>();
+  let openedPairs = new WeakMap<object, { entry: Buffer | null; last: RawEntry | null; cached: object }>();
   const decShared = (k: Keyring, path: string, value: Buffer): Buffer => {
     const hit = opened.get(value);
     if (hit !== undefined && hit.path === path) return hit.plain;
@@ -271,6 +272,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       progress = [];
       guards.clear();
       opened = new WeakMap();
+      openedPairs = new WeakMap();
       for (const listener of sealListeners) listener();
     },
     onSeal: (listener) => void sealListeners.push(listener),
@@ -293,7 +295,16 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     peekWithLast(path, prefix) {
       const k = ring();
       const found = entryStore.peekWithLast?.(path, prefix);
-      return found === undefined ? undefined : openWithLast(k, path, found);
+      if (found === undefined) return undefined;
+      // One opened pair per cached pair (the cache hands out the same object while it holds
+      // it), which remembers the cached one for stillCached.
+      let pair = openedPairs.get(found);
+      if (pair === undefined) openedPairs.set(found, (pair = { ...openWithLast(k, path, found), cached: found }));
+      return pair;
+    },
+    stillCached(pair) {
+      const cached = (pair as { cached?: object }).cached;
+      return keyring !== null && cached !== undefined && entryStore.stillCached?.(cached) === true;
     },
     async getGuarded(path, options) {
       const k = ring();

@@ -37,9 +37,16 @@ export interface EntryStore extends Omit<RawEntryTx, 'get' | 'replace'> {
   /**
    * What `getWithLast` would answer, when a physical cache can answer it at once (a fresh
    * hit, counted and refreshed ahead like one); otherwise undefined. Lets a cached read
-   * finish without waiting on promises. Stores without a cache leave it out.
+   * finish without waiting on promises. The same object comes back for as long as the
+   * cache holds the same pair. Stores without a cache leave it out.
    */
   peekWithLast?(path: string, prefix: string): { entry: Buffer | null; last: RawEntry | null } | undefined;
+  /**
+   * Whether a pair `peekWithLast` handed out is still the cache's current, fresh answer
+   * (then it counts as a hit, as a peek would): what a reader derived from it may be
+   * reused without looking the pair up again.
+   */
+  stillCached?(pair: object): boolean;
   /**
    * Conditional write in one autocommit statement (one round trip, no lock held across
    * round trips): if the stored bytes at `guardPath` start with `expected` (`null`: no
@@ -119,8 +126,13 @@ export interface Storage extends Omit<StorageTx, 'get' | 'replace'> {
   getMany(paths: readonly string[]): Promise<Map<string, Buffer>>;
   /** Served by the physical cache when there is one (KV v2 latest-version reads). */
   getWithLast(path: string, prefix: string): Promise<{ entry: Buffer | null; last: { path: string; value: Buffer } | null }>;
-  /** `getWithLast`'s answer if the physical cache has it now (synchronous), else undefined. */
+  /**
+   * `getWithLast`'s answer if the physical cache has it now (synchronous), else undefined;
+   * the same object for as long as the cache holds the same pair.
+   */
   peekWithLast(path: string, prefix: string): { entry: Buffer | null; last: { path: string; value: Buffer } | null } | undefined;
+  /** Whether a pair `peekWithLast` returned is still the cache's current answer (and unsealed). */
+  stillCached(pair: object): boolean;
   /**
    * Reads `path` without a lock or transaction (one round trip), with a guard for `applyIf`.
    * With `cached`, the state this process last read or wrote there through getGuarded /

@@ -540,6 +540,43 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(db.calls.getWithLast).toBe(2);
   });
 
+  it('stillCached: a peeked pair stays good (a hit) until its entry is invalidated, replaced, expired or purged', async () => {
+    let t = 1_000;
+    const { make } = setup({ ttlMs: 10_000, now: () => t });
+    const cache = make();
+    const peek = async (path: string) => {
+      await cache.getWithLast(path, `${path}/v/`);
+      return cache.peekWithLast!(path, `${path}/v/`)!;
+    };
+    expect(cache.stillCached!({})).toBe(false);
+    await cache.put('a', b('1'));
+    const a = await peek('a');
+    expect(cache.peekWithLast!('a', 'a/v/')).toBe(a);
+    const hits = cache.stats.hits;
+    expect(cache.stillCached!(a)).toBe(true);
+    expect(cache.stats.hits).toBe(hits + 1);
+    // Invalidated by a write under its prefix.
+    await cache.put('a/v/0000000000000001', b('x'));
+    expect(cache.stillCached!(a)).toBe(false);
+    // Replaced by a newer load of the same path: the old pair is no longer the answer.
+    const a2 = await peek('a');
+    expect(a2).not.toBe(a);
+    expect(cache.stillCached!(a2)).toBe(true);
+    // Past half its life it is still good and starts the refresh; past its TTL it is not.
+    t += 5_001;
+    expect(cache.stillCached!(a2)).toBe(true);
+    await settle();
+    expect(cache.stats.refreshes).toBe(1);
+    const a3 = cache.peekWithLast!('a', 'a/v/')!;
+    t += 10_001;
+    expect(cache.stillCached!(a3)).toBe(false);
+    // Purged.
+    await cache.put('c', b('3'));
+    const c = await peek('c');
+    cache.purge();
+    expect(cache.stillCached!(c)).toBe(false);
+  });
+
   it('evicts the oldest entry not read since it was stored; a read one gets a second chance', async () => {
     const { db, make } = setup({ maxBytes: 8 * 1024 });
     const cache = make();

@@ -78,6 +78,7 @@ interface Slot {
 }
 
 interface Item {
+  readonly path: string;
   readonly prefix: string | null;
   readonly value: Buffer | null;
   readonly last: RawEntry | null;
@@ -87,6 +88,17 @@ interface Item {
   readonly refreshAt: number;
   /** Hit since it was stored or last passed over by eviction (second chance). */
   used: boolean;
+  /** No longer the cache's entry for its path (invalidated, evicted, replaced, purged). */
+  dropped?: true;
+  /** What peekWithLast hands out for this item: one object for the item's whole life. */
+  pair?: CachedPair;
+}
+
+/** A cached `getWithLast` answer as handed out, tied to its item (see stillCached). */
+interface CachedPair {
+  readonly entry: Buffer | null;
+  readonly last: RawEntry | null;
+  readonly item: Item;
 }
 
 interface Message {
@@ -144,6 +156,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   function drop(path: string): void {
     const item = items.get(path);
     if (!item) return;
+    item.dropped = true;
     items.delete(path);
     bytes -= item.bytes;
     if (item.prefix !== null && !slots.has(path)) disown(item.prefix, path);
@@ -195,6 +208,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
   function purge(): void {
     stats.purges++;
     epoch++;
+    for (const item of items.values()) item.dropped = true;
     items.clear();
     bytes = 0;
     owners.clear();
@@ -312,7 +326,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
         // Each entry lives between half the TTL and all of it: entries cached together (a
         // warm-up, a restart) do not all expire, and hit the database, together.
         const life = ttlMs * (0.5 + Math.random() / 2);
-        store(path, { prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + life, refreshAt: t + life / 2, used: false });
+        store(path, { path, prefix, value: loaded.value, last: loaded.last, bytes: size, until: t + life, refreshAt: t + life / 2, used: false });
       }
       return loaded;
     } finally {
@@ -442,7 +456,17 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       const hit = freshHit(path, prefix, t);
       if (!hit) return undefined;
       if (hit.refreshAt <= t) refreshAhead(path, prefix, loadWithLast(path, prefix), t);
-      return { entry: hit.value, last: hit.last };
+      return (hit.pair ??= { entry: hit.value, last: hit.last, item: hit });
+    },
+    stillCached(pair) {
+      const item = (pair as Partial<CachedPair>).item;
+      if (item === undefined || item.dropped) return false;
+      const t = now();
+      if (item.until <= t) return false;
+      item.used = true;
+      stats.hits++;
+      if (item.refreshAt <= t && item.prefix !== null) refreshAhead(item.path, item.prefix, loadWithLast(item.path, item.prefix), t);
+      return true;
     },
     listPaths: (prefix) => inner.listPaths(prefix),
     put: (path, value) => writing([path], [], () => inner.put(path, value)),

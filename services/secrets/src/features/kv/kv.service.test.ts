@@ -5,7 +5,7 @@ import { RawJson, stringifyWithRaw } from '../../core/json';
 import { createMemoryStores } from '../../../test/memory-store';
 import { createBarrier, type Barrier } from '../barrier/barrier.service';
 import type { EntryStore } from '../barrier/barrier.types';
-import { createCachedEntryStore } from '../barrier/entry-cache';
+import { createCachedEntryStore, type CachedEntryStore } from '../barrier/entry-cache';
 import { hmacHex } from '../barrier/salt';
 import { metaPath } from './kv-layout';
 import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
@@ -124,8 +124,8 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     let now = 1_000_000;
     const kv = createKvService({ storage: barrier, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) });
     // Another replica over the same storage (its own barrier, unsealed with the same key).
-    const replica = async () => {
-      const other = createBarrier({ barrierStore: stores.barrierStore, entryStore: stores.entryStore });
+    const replica = async (wrapOther: (store: EntryStore) => EntryStore = (store) => store) => {
+      const other = createBarrier({ barrierStore: stores.barrierStore, entryStore: wrapOther(stores.entryStore) });
       await other.submitUnsealKey(keys[0] as Buffer);
       return { barrier: other, kv: createKvService({ storage: other, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) }) };
     };
@@ -158,6 +158,44 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     expect(data(await kv.read('m/', 'k', 2))).toBe('status 404');
     await kv.deleteMetadata('m/', 'k');
     await expect(kv.read('m/', 'k', 0)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('over the physical cache: a remembered answer goes with its cache entry (another replica\'s write, a purge, a seal)', async () => {
+    const bus = createMemoryBus();
+    const caches: CachedEntryStore[] = [];
+    const cached = (store: EntryStore): EntryStore => {
+      const cache = createCachedEntryStore(store, { bus, maxBytes: 1 << 20, ttlMs: 60_000, heartbeatMs: 0, publishDelayMs: 0 });
+      caches.push(cache);
+      return cache;
+    };
+    const settle = async (): Promise<void> => {
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    };
+    const { kv, barrier, replica } = await setup(cached);
+    const other = await replica(cached);
+    for (const cache of caches) await cache.start();
+    const data = (r: unknown) => JSON.parse((r as { data: RawJson }).data.text) as unknown;
+    await kv.write('m/', 'k', { a: 1 }, undefined);
+    const first = await kv.read('m/', 'k', 0);
+    const hits = caches[0]!.stats.hits;
+    expect(await kv.read('m/', 'k', 0)).toBe(first);
+    // Answered from the remembered answer, still counted as a cache hit.
+    expect(caches[0]!.stats.hits).toBe(hits + 1);
+    // Another replica writes; once its invalidation arrives this one reads the new version.
+    await other.kv.write('m/', 'k', { a: 2 }, undefined);
+    await settle();
+    expect(data(await kv.read('m/', 'k', 0))).toEqual({ a: 2 });
+    const second = await kv.read('m/', 'k', 0);
+    expect(await kv.read('m/', 'k', 0)).toBe(second);
+    // A purge (lost message, bus reconnect) drops it too: the next read loads the pair again.
+    const misses = caches[0]!.stats.misses;
+    caches[0]!.purge();
+    expect(data(await kv.read('m/', 'k', 0))).toEqual({ a: 2 });
+    expect(caches[0]!.stats.misses).toBe(misses + 1);
+    // Sealed: refused, not answered from memory.
+    barrier.seal();
+    await expect(kv.read('m/', 'k', 0)).rejects.toMatchObject({ status: 503 });
+    for (const cache of caches) cache.stop();
   });
 
   it('writes versions, prunes at max_versions, reads old versions', async () => {

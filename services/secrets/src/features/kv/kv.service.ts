@@ -324,7 +324,28 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   // metadata parsed from such a Buffer and the answer built on it are kept with it
   // (WeakMaps: they go when the cache lets the entry go). Both are read-only.
   const parsedMeta = new WeakMap<Buffer, KeyMetadata>();
-  const answers = new WeakMap<Buffer, { meta: KeyMetadata; version: number; answer: { data: RawJson; metadata: VersionInfo } }>();
+  const answers = new WeakMap<Buffer, { meta: KeyMetadata; version: number; answer: VersionAnswer }>();
+
+  // The latest-version answer of each key read lately, tied to the cached pair it was built
+  // from and served only while the storage says the physical cache still holds that very
+  // pair (stillCached): exactly as coherent as the cache, without looking the pair up again.
+  // Held weakly: a record lives as long as its pair (as the plaintexts it was built from).
+  interface LatestAnswer {
+    readonly pair: object;
+    readonly v: VersionMeta;
+    readonly answer: VersionAnswer;
+  }
+  const LATEST_MAX = 8192;
+  const latestAnswers = new Map<string, Map<string, WeakRef<LatestAnswer>>>();
+  const latestByPair = new WeakMap<object, LatestAnswer>();
+  const rememberLatest = (prefix: string, key: string, pair: object, v: VersionMeta, answer: VersionAnswer): void => {
+    let record = latestByPair.get(pair);
+    if (record === undefined || record.answer !== answer || record.v !== v) latestByPair.set(pair, (record = { pair, v, answer }));
+    let byKey = latestAnswers.get(prefix);
+    if (byKey === undefined) latestAnswers.set(prefix, (byKey = new Map()));
+    else if (byKey.size >= LATEST_MAX) byKey.clear();
+    byKey.set(key, new WeakRef(record));
+  };
   const sharedMeta = (raw: Buffer): KeyMetadata => {
     let meta = parsedMeta.get(raw);
     if (meta === undefined) parsedMeta.set(raw, (meta = parseMeta(raw) as KeyMetadata));
@@ -351,13 +372,16 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     return { meta, version: current, data: v && !v.destroyed ? undefined : null };
   }
 
-  /** The latest version when the physical cache holds all of it (synchronous), else undefined. */
-  function peekLatest(prefix: string, key: string): Resolved | undefined {
+  /**
+   * The latest version when the physical cache holds all of it (synchronous), with the
+   * cached pair it came from; else undefined.
+   */
+  function peekLatest(prefix: string, key: string): (Resolved & { pair: object }) | undefined {
     const keyHash = hash(key);
     const found = storage.peekWithLast(metaPath(prefix, key), versionDir(prefix, keyHash));
     if (found === undefined) return undefined;
     const r = latestOf(prefix, keyHash, found);
-    return r.data === undefined ? undefined : (r as Resolved);
+    return r.data === undefined ? undefined : { meta: r.meta, version: r.version, data: r.data, pair: found };
   }
 
   async function resolveVersion(prefix: string, key: string, version: number): Promise<Resolved> {
@@ -444,17 +468,26 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     },
 
     async read(prefix, key, requested) {
+      if (requested === 0) {
+        const latest = latestAnswers.get(prefix)?.get(key)?.deref();
+        if (latest !== undefined && storage.stillCached(latest.pair) && !isDeleted(latest.v, clock.now())) return latest.answer;
+      }
       // Served from the physical cache without waiting when it holds the whole answer.
-      const { meta, version, data } = (requested === 0 ? peekLatest(prefix, key) : undefined) ?? (await resolveVersion(prefix, key, requested));
+      const peeked = requested === 0 ? peekLatest(prefix, key) : undefined;
+      const { meta, version, data } = peeked ?? (await resolveVersion(prefix, key, requested));
       if (!meta) throw notFound();
       const v = meta.versions[String(version)];
       if (!v) throw notFound();
       if (isDeleted(v, clock.now())) return deletedBody(meta, version, v);
       if (data === null) throw notFound();
       const known = answers.get(data);
-      if (known !== undefined && known.meta === meta && known.version === version) return known.answer;
-      const answer = new VersionAnswer(new RawJson(data.toString('utf8')), versionInfo(meta, version, v));
-      answers.set(data, { meta, version, answer });
+      let answer: VersionAnswer;
+      if (known !== undefined && known.meta === meta && known.version === version) answer = known.answer;
+      else {
+        answer = new VersionAnswer(new RawJson(data.toString('utf8')), versionInfo(meta, version, v));
+        answers.set(data, { meta, version, answer });
+      }
+      if (peeked) rememberLatest(prefix, key, peeked.pair, v, answer);
       return answer;
     },
 

@@ -38,7 +38,14 @@ export interface TuneMountInput {
   options?: Record<string, unknown> | null;
 }
 
-/** Storage prefix of a mount's data: everything under it is removed when unmounting. */
+const prefixes = new WeakMap<object, { uuid: string; prefix: string }>();
+
+/**
+ * Storage prefix of a mount's data: everything under it is removed when unmounting. One
+ * string per entry object (a hot-path map key: its hash is computed once).
+ */
 export function mountStoragePrefix(entry: Pick<MountEntry, 'uuid'>): string {
-  return `logical/${entry.uuid}/`;
+  let known = prefixes.get(entry);
+  if (known === undefined || known.uuid !== entry.uuid) prefixes.set(entry, (known = { uuid: entry.uuid, prefix: `logical/${entry.uuid}/` }));
+  return known.prefix;
 }
