@@ -271,43 +271,44 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
    * in use is replaced before it expires, so its readers do not wait for the database,
    * and none is ever served past its TTL.
    */
-  async function read(path: string, prefix: string | null, load: () => Promise<Loaded>): Promise<Loaded> {
+  async function read(path: string, prefix: string | null): Promise<Loaded> {
     const t = now();
     const hit = freshHit(path, prefix, t);
-    if (hit) {
-      if (hit.refreshAt <= t) refreshAhead(path, prefix, load, t);
-      return hit;
-    }
+    if (hit) return hit;
     stats.misses++;
-    return loadShared(path, prefix, load, t);
+    return loadShared(path, prefix, t);
   }
 
-  /** The item cached for a read of `path` (with `prefix`), if still fresh: counted as a hit. */
+  /** The item cached for a read of `path` (with `prefix`), if still fresh: a hit (served). */
   function freshHit(path: string, prefix: string | null, t: number): Item | undefined {
     const hit = items.get(path);
     if (!hit || hit.prefix !== prefix || hit.until <= t) return undefined;
-    hit.used = true;
-    stats.hits++;
+    served(hit, t);
     return hit;
   }
 
-  function refreshAhead(path: string, prefix: string | null, load: () => Promise<Loaded>, t: number): void {
-    if (slots.get(path)?.load) return;
+  /** Counts a hit on a fresh item; past half its life it also starts one background re-read. */
+  function served(item: Item, t: number): void {
+    item.used = true;
+    stats.hits++;
+    if (item.refreshAt > t || slots.get(item.path)?.load) return;
     stats.refreshes++;
     // A failed refresh changes nothing: the entry expires as it would have.
-    loadShared(path, prefix, load, t).catch(() => undefined);
+    loadShared(item.path, item.prefix, t).catch(() => undefined);
   }
 
-  const loadWithLast = (path: string, prefix: string) => async (): Promise<Loaded> => {
+  /** What a miss (or a refresh) of a `get` item (no prefix) or a `getWithLast` item reads. */
+  async function load(path: string, prefix: string | null): Promise<Loaded> {
+    if (prefix === null) return { value: await inner.get(path), last: null };
     const { entry, last } = await inner.getWithLast(path, prefix);
     return { value: entry, last };
-  };
+  }
 
   /**
    * One load per path at a time: callers arriving while it runs share it, unless an
    * invalidation came in between (they start their own). Cached unless invalidated meanwhile.
    */
-  async function loadShared(path: string, prefix: string | null, load: () => Promise<Loaded>, t: number): Promise<Loaded> {
+  async function loadShared(path: string, prefix: string | null, t: number): Promise<Loaded> {
     let slot = slots.get(path);
     if (!slot) slots.set(path, (slot = { version: 0, readers: 0, load: null }));
     slot.readers++;
@@ -315,7 +316,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       const shared = slot.load;
       if (shared !== null && shared.prefix === prefix && shared.version === slot.version && shared.epoch === epoch) return await shared.promise;
       if (prefix !== null) own(prefix, path);
-      const started = { prefix, version: slot.version, epoch, promise: load() };
+      const started = { prefix, version: slot.version, epoch, promise: load(path, prefix) };
       slot.load = started;
       let loaded = await started.promise.finally(() => {
         if (slot.load === started) slot.load = null;
@@ -441,21 +442,18 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     },
     async get(path, options) {
       if (!enabled || !options?.cached) return inner.get(path);
-      const r = await read(path, null, async () => ({ value: await inner.get(path), last: null }));
-      return r.value;
+      return (await read(path, null)).value;
     },
     getMany: (paths) => inner.getMany(paths),
     async getWithLast(path, prefix) {
       if (!enabled || !prefix.endsWith('/')) return inner.getWithLast(path, prefix);
-      const r = await read(path, prefix, loadWithLast(path, prefix));
+      const r = await read(path, prefix);
       return { entry: r.value, last: r.last };
     },
     peekWithLast(path, prefix) {
       if (!enabled || !prefix.endsWith('/')) return undefined;
-      const t = now();
-      const hit = freshHit(path, prefix, t);
+      const hit = freshHit(path, prefix, now());
       if (!hit) return undefined;
-      if (hit.refreshAt <= t) refreshAhead(path, prefix, loadWithLast(path, prefix), t);
       return (hit.pair ??= { entry: hit.value, last: hit.last, item: hit });
     },
     stillCached(pair) {
@@ -463,9 +461,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       if (item === undefined || item.dropped) return false;
       const t = now();
       if (item.until <= t) return false;
-      item.used = true;
-      stats.hits++;
-      if (item.refreshAt <= t && item.prefix !== null) refreshAhead(item.path, item.prefix, loadWithLast(item.path, item.prefix), t);
+      served(item, t);
       return true;
     },
     listPaths: (prefix) => inner.listPaths(prefix),

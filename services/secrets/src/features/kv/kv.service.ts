@@ -339,8 +339,9 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   const latestAnswers = new Map<string, Map<string, WeakRef<LatestAnswer>>>();
   const latestByPair = new WeakMap<object, LatestAnswer>();
   const rememberLatest = (prefix: string, key: string, pair: object, v: VersionMeta, answer: VersionAnswer): void => {
+    // One pair always resolves to the same version and answer (both derived from its bytes).
     let record = latestByPair.get(pair);
-    if (record === undefined || record.answer !== answer || record.v !== v) latestByPair.set(pair, (record = { pair, v, answer }));
+    if (record === undefined) latestByPair.set(pair, (record = { pair, v, answer }));
     let byKey = latestAnswers.get(prefix);
     if (byKey === undefined) latestAnswers.set(prefix, (byKey = new Map()));
     else if (byKey.size >= LATEST_MAX) byKey.clear();
