@@ -5,8 +5,9 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
-import { createEntryPool, createEntryStore } from '../src/features/barrier/barrier.store';
+import { applyManyValues, createEntryPool, createEntryStore, ENTRY_SQL, likePrefix } from '../src/features/barrier/barrier.store';
 import type { EntryStore } from '../src/features/barrier/barrier.types';
+import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
 import { startUnsealedReplicas, type Harness } from './harness';
 
 const CAS_MISMATCH = { errors: ['check-and-set parameter did not match the current version'] };
@@ -335,5 +336,69 @@ describe('KV v2 concurrent writes', () => {
       expect(await store.get(`${P}i`)).toEqual(buf('i1'));
       expect(await store.get(`${P}iv`)).toBeNull();
     });
+  });
+});
+
+describe('the entry store\'s KV statements', () => {
+  let db: TestDatabase;
+  let pool: Pool;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    pool = createEntryPool({ url: db.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('find their rows through the primary key, never by reading the whole table', async () => {
+    // The benchmark's table (64 keys: metadata ~1.1 KB and 10 versions each), analysed:
+    // small enough that the planner once read all of it for the grouped write's guards.
+    const T = 'logical/plan/';
+    const metas = Array.from({ length: 64 }, (_, k) => `${T}meta/k${k}`);
+    const versions = metas.flatMap((_, k) => Array.from({ length: 10 }, (__, v) => `${T}ver/h${k}/${String(v + 1).padStart(16, '0')}`));
+    await pool.query(`INSERT INTO "secrets"."entries" ("path", "value") SELECT p, $2::bytea FROM unnest($1::text[]) AS p`, [metas, randomBytes(1100)]);
+    await pool.query(`INSERT INTO "secrets"."entries" ("path", "value") SELECT p, $2::bytea FROM unnest($1::text[]) AS p`, [versions, randomBytes(100)]);
+    await pool.query('ANALYZE "secrets"."entries"');
+    const item = (k: number) => ({
+      guardPath: metas[k] as string,
+      expected: randomBytes(17),
+      next: randomBytes(1100),
+      deletes: [versions[k * 10] as string],
+      puts: [{ path: `${T}ver/h${k}/0000000000000011`, value: randomBytes(100) }],
+    });
+    const v = randomBytes(10);
+    const dir = `${T}ver/h9/`;
+    const plans: Record<string, unknown[]> = {
+      applyMany: applyManyValues([item(1), item(2), item(3), item(4)]),
+      applyIfEqual: [metas[5], v, v, [versions[50]], [`${dir}x`], v, [1], [10]],
+      applyIfAbsent: [`${T}meta/new`, v, [versions[60]], [`${dir}y`], v, [1], [10]],
+      replace: [[versions[70]], [`${dir}z`, metas[6]], Buffer.concat([v, v]), [1, 11], [10, 10]],
+      get: [metas[7]],
+      getMany: [[metas[8], versions[80]]],
+      getWithLast: [metas[9], `${dir}0000000000000000`, `${dir}9999999999999999`, likePrefix(dir)],
+    };
+    type PlanNode = { 'Node Type'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
+    const scans: string[] = [];
+    const walk = (name: string, node: PlanNode): void => {
+      if (node['Node Type'] === 'Seq Scan' && node['Relation Name'] === 'entries') scans.push(name);
+      for (const child of node.Plans ?? []) walk(name, child);
+    };
+    const client = await pool.connect();
+    try {
+      // Prepared statements are planned for their values at first, and after five runs
+      // possibly once for any values (a generic plan: array sizes unknown): both count.
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await client.query(`SET plan_cache_mode = ${mode}`);
+        for (const [name, values] of Object.entries(plans)) {
+          // EXPLAIN without ANALYZE: planned, nothing executed.
+          const r = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${ENTRY_SQL[name as keyof typeof ENTRY_SQL]}`, values);
+          walk(`${name} (${mode})`, (r.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+        }
+      }
+    } finally {
+      client.release();
+    }
+    expect(scans).toEqual([]);
   });
 });

@@ -85,11 +85,15 @@ const SQL = {
   // "expected"; NULL: the guard path must not exist), as applyIfEqual / applyIfAbsent
   // would, and then gets its next value ($3 cut by $9, $10); only applied items' deletes
   // ($4, $5: item, path) and puts ($6, $7: item, path; values $8 cut by $11, $12) run.
-  // Paths are disjoint across items.
+  // Paths are disjoint across items. `"path" = ANY($1)` in "upd" has the guarded rows
+  // found through the primary key: joined to "g" alone (an unnest the planner guesses at
+  // 10 rows) they were found by a sequential scan of the whole table while it was small
+  // enough (~1,000 rows in the benchmark), most of the statement's cost (docs/secrets.md,
+  // "Ninth round"; a plan test in kv-concurrency.itest.ts).
   applyMany: `WITH "g" AS (SELECT "t"."path", "t"."expected", substring($3::bytea from "t"."o" for "t"."n") AS "next", "t"."i"
         FROM unnest($1::text[], $2::bytea[], $9::int[], $10::int[]) WITH ORDINALITY AS "t"("path", "expected", "o", "n", "i")),
      "upd" AS (UPDATE "secrets"."entries" AS "e" SET "value" = "g"."next" FROM "g"
-        WHERE "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND substring("e"."value" from 1 for length("g"."expected")) = "g"."expected"
+        WHERE "e"."path" = ANY($1::text[]) AND "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND substring("e"."value" from 1 for length("g"."expected")) = "g"."expected"
         RETURNING "g"."i"),
      "ins" AS (INSERT INTO "secrets"."entries" ("path", "value") SELECT "g"."path", "g"."next" FROM "g" WHERE "g"."expected" IS NULL
         ON CONFLICT ("path") DO NOTHING RETURNING "path"),
@@ -112,6 +116,9 @@ const SQL = {
 } as const;
 
 type SqlName = keyof typeof SQL;
+
+/** The entry store's statements (for tests that check their plans). */
+export const ENTRY_SQL: Readonly<Record<SqlName, string>> = SQL;
 
 interface Queryable {
   query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<QueryResult<R>>;
@@ -191,8 +198,8 @@ export function createEntryPool(options: EntryPoolOptions): Pool {
   return pool;
 }
 
-/** Runs several applyIf items as one `applyMany` statement; whether each applied. */
-async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<boolean[]> {
+/** The parameters of the `applyMany` statement for `items` (exported for the plan test). */
+export function applyManyValues(items: readonly ApplyItem[]): unknown[] {
   const delItem: number[] = [];
   const delPath: string[] = [];
   const putItem: number[] = [];
@@ -211,7 +218,7 @@ async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<bo
   });
   const next = packed(items.map((i) => i.next));
   const values = packed(putValue);
-  const r = await run<{ i: number }>(db, 'applyMany', [
+  return [
     items.map((i) => i.guardPath),
     items.map((i) => i.expected),
     next.bytes,
@@ -224,7 +231,12 @@ async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<bo
     next.lengths,
     values.offsets,
     values.lengths,
-  ]);
+  ];
+}
+
+/** Runs several applyIf items as one `applyMany` statement; whether each applied. */
+async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<boolean[]> {
+  const r = await run<{ i: number }>(db, 'applyMany', applyManyValues(items));
   const applied = items.map(() => false);
   for (const row of r.rows) applied[Number(row.i) - 1] = true;
   return applied;
@@ -234,7 +246,10 @@ export interface EntryStoreOptions {
   pool: Pool;
   /**
    * Conditional-write statements in flight at once; more concurrent writes wait and go
-   * together in one statement (apply-batcher.ts). Default: half the pool, at least 1.
+   * together in one statement (apply-batcher.ts). Default: 2 (at most half the pool, at
+   * least 1). Each statement has a fixed cost (planning, the commit's WAL flush) that its
+   * items share; on the 2-core bench box 4 in flight cost Postgres 1.5-1.7x the CPU per
+   * write of 2, with fewer writes per second, and 1 was no better than 2.
    */
   applyInFlight?: number;
 }
@@ -244,7 +259,7 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
   const base = txOps(pool);
   const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
-    maxInFlight: deps.applyInFlight ?? Math.max(1, Math.floor(poolMax / 2)),
+    maxInFlight: deps.applyInFlight ?? Math.max(1, Math.min(2, Math.floor(poolMax / 2))),
     maxItems: 64,
     runOne: async (item) => {
       const paths = item.puts.map((p) => p.path);
