@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
-import { applyManyValues, createEntryPool, createEntryStore, ENTRY_SQL, likePrefix } from '../src/features/barrier/barrier.store';
+import { applyManyValues, createEntryPool, createEntryStore, ENTRY_SQL, likePrefix, prefixBound } from '../src/features/barrier/barrier.store';
 import type { EntryStore } from '../src/features/barrier/barrier.types';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
 import { startUnsealedReplicas, type Harness } from './harness';
@@ -377,6 +377,8 @@ describe('the entry store\'s KV statements', () => {
       get: [metas[7]],
       getMany: [[metas[8], versions[80]]],
       getWithLast: [metas[9], `${dir}0000000000000000`, `${dir}9999999999999999`, likePrefix(dir)],
+      listPaths: [dir, prefixBound(dir)],
+      deletePrefix: [dir, prefixBound(dir)],
     };
     type PlanNode = { 'Node Type'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
     const scans: string[] = [];
@@ -400,5 +402,25 @@ describe('the entry store\'s KV statements', () => {
       client.release();
     }
     expect(scans).toEqual([]);
+  });
+
+  it('list and delete by prefix take exactly the paths that start with it, whatever their characters', async () => {
+    const store = createEntryStore({ pool });
+    const base = 'logical/prefix/';
+    // Neighbours in byte order on both sides of each prefix, LIKE's own metacharacters,
+    // and characters beyond ASCII and the BMP.
+    const paths = ['a/x', 'a/y/z', 'a%/1', 'a_/1', 'a\\/1', 'a.', 'a0', 'a', 'b/', 'é/1', 'éa/1', 'ê', '\u{1f600}/1', '\u{1f601}', '\u{10ffff}/1', '\u{10ffff}\u{10ffff}'].map((p) => base + p);
+    for (const p of paths) await store.put(p, Buffer.from(p));
+    // Byte order (UTF-8), as the "C" collation sorts.
+    const byteOrder = (xs: string[]) => xs.sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    const under = (prefix: string) => byteOrder(paths.filter((p) => p.startsWith(base + prefix)));
+    for (const prefix of ['a/', 'a%/', 'a_/', 'a\\/', 'a', 'é', 'é/', '\u{1f600}', '\u{10ffff}', '']) {
+      expect({ prefix, paths: await store.listPaths(base + prefix) }).toEqual({ prefix, paths: under(prefix) });
+    }
+    expect(await store.deletePrefix(`${base}a/`)).toBe(2);
+    expect(await store.deletePrefix(`${base}\u{10ffff}`)).toBe(2);
+    expect(await store.listPaths(base)).toEqual(byteOrder(paths.filter((p) => !p.startsWith(`${base}a/`) && !p.startsWith(`${base}\u{10ffff}`))));
+    expect(await store.deletePrefix(base)).toBe(paths.length - 4);
+    expect(await store.listPaths(base)).toEqual([]);
   });
 });

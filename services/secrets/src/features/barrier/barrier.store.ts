@@ -36,6 +36,24 @@ export function likePrefix(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/**
+ * The least string above every string that starts with `prefix`, in code point order
+ * (UTF-8 byte order, the "C" collation of `entries.path`): `prefix` with its last code
+ * point incremented (dropped first while it is U+10FFFF). The paths that start with
+ * `prefix` are exactly those in [prefix, bound); null: there is no bound (every path from
+ * `prefix` on starts with it).
+ */
+export function prefixBound(prefix: string): string | null {
+  const points = Array.from(prefix);
+  while (points.length > 0) {
+    const last = (points.pop() as string).codePointAt(0) as number;
+    // The next code point, skipping the surrogates (not characters: UTF-8 has no bytes for them).
+    const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+    if (next <= 0x10ffff) return points.join('') + String.fromCodePoint(next);
+  }
+  return null;
+}
+
 // The entry store's fixed statements, run as named (prepared) statements through
 // node-postgres, the driver @prisma/adapter-pg wraps. Measured on the 2-core CI box at 32
 // concurrent callers: Prisma raw queries ~1.2k/s, pg prepared statements ~7.5k/s; the KV
@@ -47,8 +65,15 @@ const SQL = {
   put: 'INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value"',
   insert: 'INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2) ON CONFLICT ("path") DO NOTHING',
   delete: 'DELETE FROM "secrets"."entries" WHERE "path" = $1',
-  deletePrefix: `DELETE FROM "secrets"."entries" WHERE "path" LIKE $1 ESCAPE '\\'`,
-  listPaths: `SELECT "path" FROM "secrets"."entries" WHERE "path" LIKE $1 ESCAPE '\\' ORDER BY "path"`,
+  // Everything under a prefix, as a range of the primary key ([prefix, prefixBound)):
+  // `path` has the "C" collation (byte order), so the range is exactly the paths that start
+  // with the prefix, and it is an index range under any plan. (A LIKE pattern could not use
+  // the index under another collation, nor in a generic plan: every token revocation and
+  // KV list read the whole table.) The *From variants: no upper bound.
+  deletePrefix: `DELETE FROM "secrets"."entries" WHERE "path" >= $1 COLLATE "C" AND "path" < $2 COLLATE "C"`,
+  deletePrefixFrom: `DELETE FROM "secrets"."entries" WHERE "path" >= $1 COLLATE "C"`,
+  listPaths: `SELECT "path" FROM "secrets"."entries" WHERE "path" >= $1 COLLATE "C" AND "path" < $2 COLLATE "C" ORDER BY "path" COLLATE "C"`,
+  listPathsFrom: `SELECT "path" FROM "secrets"."entries" WHERE "path" >= $1 COLLATE "C" ORDER BY "path" COLLATE "C"`,
   // KV v2 writes: prune old versions, add the new one and save the metadata in one
   // statement (data-modifying CTEs always run to completion; the paths are disjoint).
   // Several values in one statement travel as one binary bytea (a Buffer parameter is sent
@@ -164,11 +189,13 @@ function txOps(db: Queryable): RawEntryTx {
       await run(db, 'replace', [[...deletes], puts.map((p) => p.path), values.bytes, values.offsets, values.lengths]);
     },
     async deletePrefix(prefix) {
-      const r = await run(db, 'deletePrefix', [likePrefix(prefix)]);
+      const bound = prefixBound(prefix);
+      const r = bound === null ? await run(db, 'deletePrefixFrom', [prefix]) : await run(db, 'deletePrefix', [prefix, bound]);
       return r.rowCount ?? 0;
     },
     async listPaths(prefix) {
-      const r = await run<{ path: string }>(db, 'listPaths', [likePrefix(prefix)]);
+      const bound = prefixBound(prefix);
+      const r = bound === null ? await run<{ path: string }>(db, 'listPathsFrom', [prefix]) : await run<{ path: string }>(db, 'listPaths', [prefix, bound]);
       return r.rows.map((row) => row.path);
     },
   };
