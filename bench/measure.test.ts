@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { measureFunction, measureHttp, percentile } from './measure';
-import { discoverScenarios, formatReport, ratios, type BenchReport } from './run';
+import { bracketMean, discoverScenarios, formatReport, ratios, type BenchReport } from './run';
 
 describe('bench statistics', () => {
   it('nearest-rank percentiles', () => {
@@ -116,6 +116,12 @@ describe('bench scenarios', () => {
     for (const s of scenarios) expect(['node-http', 'pg-point-read']).toContain(s.baseline);
   });
 
+  it('estimates the baseline during a scenario as the mean of the measurements on either side', () => {
+    const before = { reqPerSec: 40_000, p50Ms: 1, p99Ms: 2, total: 200_000, failures: 0 };
+    const after = { reqPerSec: 20_000, p50Ms: 2, p99Ms: 6, total: 100_000, failures: 1 };
+    expect(bracketMean(before, after)).toEqual({ reqPerSec: 30_000, p50Ms: 1.5, p99Ms: 4, total: 300_000, failures: 1 });
+  });
+
   it('formats a report table', () => {
     const f = { reqPerSec: 1000, p50Ms: 1, p99Ms: 3, total: 5000, failures: 0 };
     const report: BenchReport = {
@@ -130,12 +136,24 @@ describe('bench scenarios', () => {
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },
+        {
+          name: 'z',
+          description: 'd',
+          baseline: 'node-http',
+          baselineFigures: { ...f, reqPerSec: 800 },
+          bracket: { before: { ...f, reqPerSec: 1000 }, after: { ...f, reqPerSec: 600 } },
+          ...f,
+          reqPerSec: 400,
+          throughputRatio: 0.5,
+          p99Ratio: 1,
+        },
       ],
       failed: [{ name: 'y', error: 'boom' }],
     };
     const lines = formatReport(report).split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors\s+baseline req\/s \/ p99 ms$/);
-    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2\s+990 \/ 3\.00$/);
-    expect(lines[5]).toMatch(/^y\s+FAILED\s+boom/);
+    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors\s+baseline req\/s \/ p99 ms\s+before \/ after req\/s$/);
+    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2\s+990 \/ 3\.00\s*$/);
+    expect(lines[5]).toMatch(/^z\s+node-http\s+400\s+1\.00\s+3\.00\s+0\.500\s+1\.000\s+0\s+800 \/ 3\.00\s+1000 \/ 600$/);
+    expect(lines[6]).toMatch(/^y\s+FAILED\s+boom/);
   });
 });

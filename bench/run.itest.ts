@@ -27,9 +27,14 @@ describe('bench/run.ts', () => {
     expect(report.scenarios).toHaveLength(1);
     const s = report.scenarios[0]!;
     expect(s.name).toBe('express-json');
-    // Ratios come from the baseline measured again right before the scenario.
-    expect(s.baselineFigures.total).toBeGreaterThan(0);
-    expect(s.baselineFigures).not.toBe(report.baselines['node-http']);
+    // Ratios come from the baseline measured again right before and right after the
+    // scenario (their mean).
+    const { before, after } = s.bracket!;
+    expect(before.total).toBeGreaterThan(0);
+    expect(after.total).toBeGreaterThan(0);
+    expect(before).not.toBe(report.baselines['node-http']);
+    expect(s.baselineFigures.reqPerSec).toBeCloseTo((before.reqPerSec + after.reqPerSec) / 2, 6);
+    expect(s.baselineFigures.total).toBe(before.total + after.total);
     expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
     expect(Number.isFinite(s.p99Ratio)).toBe(true);
   });
@@ -38,6 +43,7 @@ describe('bench/run.ts', () => {
     const report = await runExpress(false);
     const s = report.scenarios[0]!;
     expect(s.baselineFigures).toBe(report.baselines['node-http']);
+    expect(s.bracket).toBeUndefined();
     expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / report.baselines['node-http'].reqPerSec, 2);
   });
 

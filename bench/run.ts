@@ -5,8 +5,9 @@
 //   BENCH_CONNECTIONS=32   autocannon connections / function workers
 //   BENCH_ONLY=a,b         only these scenarios (baselines always run)
 //   BENCH_RESULTS_DIR      where the JSON goes (default bench/results)
-//   BENCH_ADJACENT=1       measure each scenario's baseline again right before it and
-//                          compute its ratios from that (0: from the run's first baselines)
+//   BENCH_ADJACENT=1       measure each scenario's baseline again right before and right
+//                          after it and compute its ratios from the mean of the two (0: from
+//                          the run's first baselines)
 //   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
 //                          the server's event loop (how runs before the fifth round measured)
 //   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
@@ -34,9 +35,12 @@ export interface ScenarioResult extends Figures {
   readonly name: string;
   readonly description: string;
   readonly baseline: BaselineName;
-  /** The baseline figures the ratios are computed from (measured right before the
-   * scenario, or the run's first ones when adjacent baselines are off). */
+  /** The baseline figures the ratios are computed from: the mean of the measurements
+   * right before and right after the scenario (`bracket`), or the run's first ones when
+   * adjacent baselines are off. */
   readonly baselineFigures: Figures;
+  /** The baseline measured right before and right after the scenario (adjacent only). */
+  readonly bracket?: { readonly before: Figures; readonly after: Figures };
   /** reqPerSec / baseline reqPerSec (higher is better). */
   readonly throughputRatio: number;
   /** p99 / baseline p99 (lower is better). */
@@ -87,6 +91,24 @@ export function ratios(result: Figures, baseline: Figures): { throughputRatio: n
   };
 }
 
+/**
+ * The baseline during a scenario, estimated from the measurements on either side of it:
+ * mean rates and percentiles, summed counts. (One measurement right before was the
+ * estimate until 2026-11-25: on this shared machine the bare server sometimes measured
+ * half of what it had a minute earlier, and a dip just before a scenario doubled its
+ * ratio.)
+ */
+export function bracketMean(before: Figures, after: Figures): Figures {
+  const mean = (a: number, b: number) => (a + b) / 2;
+  return {
+    reqPerSec: mean(before.reqPerSec, after.reqPerSec),
+    p50Ms: mean(before.p50Ms, after.p50Ms),
+    p99Ms: mean(before.p99Ms, after.p99Ms),
+    total: before.total + after.total,
+    failures: before.failures + after.failures,
+  };
+}
+
 export async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
   const instance = await scenario.setup(ctx);
   try {
@@ -104,9 +126,10 @@ export async function runBench(options: {
   log?: (message: string) => void;
   scenariosDir?: string;
   /**
-   * Measure the scenario's baseline again right before it (default true). On a shared or
-   * noisy machine throughput drifts by tens of percent within minutes; a baseline taken
-   * next to its scenario keeps that drift out of the ratio.
+   * Measure the scenario's baseline again right before and right after it, and compute
+   * its ratios from the mean of the two (default true). On a shared or noisy machine
+   * throughput drifts by tens of percent within minutes; baselines taken on both sides of
+   * their scenario keep most of that drift out of the ratio.
    */
   adjacentBaselines?: boolean;
   /** Where the HTTP load generator runs (bench/measure.ts). */
@@ -143,13 +166,30 @@ export async function runBench(options: {
   for (const s of selected) {
     log(`scenario ${s.name}: ${s.description}`);
     try {
-      let base = baselines[s.baseline];
-      if (options.adjacentBaselines ?? true) {
-        log(`baseline ${s.baseline} again, next to ${s.name}`);
-        base = await measure('baseline', BASELINES[s.baseline]);
+      const adjacent = options.adjacentBaselines ?? true;
+      let before: Figures | undefined;
+      if (adjacent) {
+        log(`baseline ${s.baseline} again, before ${s.name}`);
+        before = await measure('baseline', BASELINES[s.baseline]);
       }
       const figures = await measure('scenario', s);
-      results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...figures, ...ratios(figures, base) });
+      let base = baselines[s.baseline];
+      let bracket: ScenarioResult['bracket'];
+      if (before) {
+        log(`baseline ${s.baseline} again, after ${s.name}`);
+        const after = await measure('baseline', BASELINES[s.baseline]);
+        bracket = { before, after };
+        base = bracketMean(before, after);
+      }
+      results.push({
+        name: s.name,
+        description: s.description,
+        baseline: s.baseline,
+        baselineFigures: base,
+        ...(bracket ? { bracket } : {}),
+        ...figures,
+        ...ratios(figures, base),
+      });
     } catch (err) {
       failed.push({ name: s.name, error: (err as Error).message });
       log(`scenario ${s.name} failed: ${(err as Error).message}`);
@@ -187,10 +227,11 @@ export function formatReport(report: BenchReport): string {
       fmt(s.p99Ratio, 3),
       String(s.failures),
       `${fmt(s.baselineFigures.reqPerSec)} / ${fmt(s.baselineFigures.p99Ms, 2)}`,
+      s.bracket ? `${fmt(s.bracket.before.reqPerSec)} / ${fmt(s.bracket.after.reqPerSec)}` : '',
     ]);
   }
-  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '']);
-  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors', 'baseline req/s / p99 ms'];
+  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '']);
+  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors', 'baseline req/s / p99 ms', 'before / after req/s'];
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
