@@ -28,7 +28,11 @@ export interface SuperviseOptions {
   signals?: readonly NodeJS.Signals[];
   /** Delay before a worker that died is replaced (default 1 s). */
   restartDelayMs?: number;
-  /** A worker that dies within this time of starting counts as a failed start (default 5 s). */
+  /**
+   * A worker that dies before it listens, or within this time of listening, counts as a
+   * failed start (default 5 s). Measured from listening, not from the fork: a start that is
+   * slow (a loaded host) and then crashes is still a failed start.
+   */
   minUptimeMs?: number;
   /** Failed starts in a row after which the primary gives up and exits 1 (default 5). */
   maxFailedStarts?: number;
@@ -65,7 +69,8 @@ export function superviseWorkers(options: SuperviseOptions): Supervisor {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? ((code: number) => process.exit(code));
 
-  const started = new Map<Worker, number>();
+  /** Live workers -> when they started listening (undefined: not yet). */
+  const started = new Map<Worker, number | undefined>();
   const restarts = new Set<NodeJS.Timeout>();
   let failedStarts = 0;
   let stopping: Promise<void> | undefined;
@@ -80,8 +85,11 @@ export function superviseWorkers(options: SuperviseOptions): Supervisor {
 
   const fork = (): void => {
     const worker = cluster.fork();
-    started.set(worker, Date.now());
+    started.set(worker, undefined);
     worker.once('online', () => logger.info('worker started', { worker: worker.id, pid: worker.process.pid }));
+    worker.once('listening', () => {
+      if (started.has(worker)) started.set(worker, Date.now());
+    });
   };
 
   const finish = () => {
@@ -92,7 +100,7 @@ export function superviseWorkers(options: SuperviseOptions): Supervisor {
   };
 
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
-    const since = started.get(worker) ?? Date.now();
+    const listeningSince = started.get(worker);
     started.delete(worker);
     if (stopping) {
       if (code !== 0) fail(1);
@@ -105,7 +113,7 @@ export function superviseWorkers(options: SuperviseOptions): Supervisor {
       void stop('worker configuration error', CONFIG_ERROR_EXIT_CODE);
       return;
     }
-    failedStarts = Date.now() - since < minUptimeMs ? failedStarts + 1 : 0;
+    failedStarts = listeningSince === undefined || Date.now() - listeningSince < minUptimeMs ? failedStarts + 1 : 0;
     if (failedStarts >= maxFailedStarts) {
       logger.error('workers keep failing at start; giving up', { failed_starts: failedStarts });
       void stop('workers failing at start', 1);

@@ -125,6 +125,20 @@ describe('superviseWorkers', () => {
     expect(p.output().match(/"message":"worker exited unexpectedly"/g)).toHaveLength(3);
   });
 
+  it('a start slower than the minimum uptime that dies before listening is still a failed start', async () => {
+    // Each worker takes 3x the minimum uptime to die without ever listening (as a start on
+    // a loaded host may): counted from the fork it would look like a worker that had run
+    // fine, and the primary would restart it forever.
+    const p = start({ PORT: String(await freePortBelowEphemeral()), WORKERS: '1', FIXTURE_MODE: 'slow-crash', MIN_UPTIME_MS: '200', SLOW_START_MS: '600' });
+    try {
+      await expect(within(p.exited, p.output, 10_000)).resolves.toBe(1);
+      expect(p.output()).toContain('workers keep failing at start; giving up');
+      expect(p.output().match(/"message":"worker exited unexpectedly"/g)).toHaveLength(3);
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+  }, 20_000);
+
   it('workers stop when their primary is killed (no orphans)', async () => {
     const p = await startServing();
     try {
