@@ -31,11 +31,6 @@ const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
 
 const toBuffer = (u8: Uint8Array): Buffer => (Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
 
-/** LIKE pattern matching every string that starts with `prefix`. */
-export function likePrefix(prefix: string): string {
-  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /**
  * The least string above every string that starts with `prefix`, in code point order
  * (UTF-8 byte order, the "C" collation of `entries.path`): `prefix` with its last code
@@ -131,13 +126,14 @@ const SQL = {
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT "i"::int AS "i" FROM "ok"`,
   getMany: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = ANY($1::text[])',
-  // The range bounds let the primary-key index serve the scan; the LIKE keeps the answer
-  // exact under any collation (version suffixes are 16 decimal digits).
+  // The greatest version row: a primary-key range in byte order (the "C" collation, as
+  // the prefix statements above), so every path between the two bounds starts with the
+  // version prefix (version suffixes are 16 decimal digits).
   getWithLast: `(SELECT 0 AS "k", "path", "value" FROM "secrets"."entries" WHERE "path" = $1)
      UNION ALL
      (SELECT 1 AS "k", "path", "value" FROM "secrets"."entries"
-        WHERE "path" >= $2 AND "path" <= $3 AND "path" LIKE $4 ESCAPE '\\'
-        ORDER BY "path" DESC LIMIT 1)`,
+        WHERE "path" >= $2 COLLATE "C" AND "path" <= $3 COLLATE "C"
+        ORDER BY "path" COLLATE "C" DESC LIMIT 1)`,
 } as const;
 
 type SqlName = keyof typeof SQL;
@@ -166,6 +162,12 @@ function packed(values: readonly Buffer[]): { bytes: Buffer; offsets: number[]; 
   return { bytes: values.length === 1 ? (values[0] as Buffer) : Buffer.concat(values as Buffer[]), offsets, lengths };
 }
 
+/** The statement (its bounded form, or the *From one) and parameters for the paths under `prefix`. */
+function underPrefix(name: 'deletePrefix' | 'listPaths', prefix: string): [SqlName, string[]] {
+  const bound = prefixBound(prefix);
+  return bound === null ? [`${name}From`, [prefix]] : [name, [prefix, bound]];
+}
+
 function txOps(db: Queryable): RawEntryTx {
   return {
     async get(path, options) {
@@ -189,13 +191,11 @@ function txOps(db: Queryable): RawEntryTx {
       await run(db, 'replace', [[...deletes], puts.map((p) => p.path), values.bytes, values.offsets, values.lengths]);
     },
     async deletePrefix(prefix) {
-      const bound = prefixBound(prefix);
-      const r = bound === null ? await run(db, 'deletePrefixFrom', [prefix]) : await run(db, 'deletePrefix', [prefix, bound]);
+      const r = await run(db, ...underPrefix('deletePrefix', prefix));
       return r.rowCount ?? 0;
     },
     async listPaths(prefix) {
-      const bound = prefixBound(prefix);
-      const r = bound === null ? await run<{ path: string }>(db, 'listPathsFrom', [prefix]) : await run<{ path: string }>(db, 'listPaths', [prefix, bound]);
+      const r = await run<{ path: string }>(db, ...underPrefix('listPaths', prefix));
       return r.rows.map((row) => row.path);
     },
   };
@@ -318,7 +318,6 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
         path,
         `${prefix}0000000000000000`,
         `${prefix}9999999999999999`,
-        likePrefix(prefix),
       ]);
       let entry: Buffer | null = null;
       let last: RawEntry | null = null;
