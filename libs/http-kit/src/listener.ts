@@ -225,9 +225,16 @@ function stripMarker(req: IncomingMessage, secret: string): void {
 type IncomingMessageClass = typeof http.IncomingMessage;
 type ServerResponseClass = typeof http.ServerResponse;
 
-function isClassSyntax(fn: unknown): boolean {
-  return typeof fn === 'function' && /^class\b/.test(Function.prototype.toString.call(fn));
+/** Gives `target` the own properties and the prototype of `source` (see prototypeClassesFor). */
+function adoptPrototype(target: object, source: object): void {
+  Object.setPrototypeOf(target, Object.getPrototypeOf(source));
+  for (const key of Reflect.ownKeys(source)) {
+    if (key === 'constructor') continue;
+    Object.defineProperty(target, key, Object.getOwnPropertyDescriptor(source, key) as PropertyDescriptor);
+  }
 }
+
+const classesByApp = new WeakMap<object, { IncomingMessage: IncomingMessageClass; ServerResponse: ServerResponseClass }>();
 
 /**
  * Request and response classes whose instances are born with `app`'s own prototypes, for
@@ -235,37 +242,44 @@ function isClassSyntax(fn: unknown): boolean {
  * any other listener.
  *
  * Express gives every request and response its app's prototype in `app.handle`
- * (`Object.setPrototypeOf`). V8 makes every later property access on an object whose
- * prototype was changed slower: 1,000 `res.end()` calls on such responses took twice as
- * long as on responses node:http created (measured with and without Express, and with a
- * bare `setPrototypeOf` and no Express at all). When the server creates them with that
- * prototype from the start, Express's `setPrototypeOf` finds the same prototype and does
- * nothing. node:http documents the `IncomingMessage`/`ServerResponse` server options for
- * extending its classes; its own are plain constructor functions, called here on the new
- * object (if a later Node makes them ES classes, this returns undefined and the server
- * keeps its defaults).
+ * (`Object.setPrototypeOf`). In V8 an object whose prototype is changed gets a map (hidden
+ * class) of its own: every response of such a server had a different map, so every
+ * property access in node:http and Express on it missed its inline caches (1,000
+ * `res.end()` calls took twice as long as on responses node:http created). Born with the
+ * app's prototype, Express's `setPrototypeOf` finds it already there and does nothing.
+ *
+ * The classes extend node:http's (node:http documents the `IncomingMessage` /
+ * `ServerResponse` server options for that), and the app's `request` / `response` become
+ * their prototypes, which take over the app's own properties (`app`) and sit on Express's
+ * request/response objects: instances are ordinary fast-property objects sharing one map
+ * per point of their life. (Until 2026-11-25 the classes were plain functions calling
+ * node:http's constructors on the new object: its in-object space was sized for a
+ * function that assigns nothing, and the first symbol-keyed property node:http or the kit
+ * stored past the twelfth out-of-object one turned every request and response into a
+ * dictionary-mode object, each with its own property hash table.) One set of classes per
+ * app, so every listener of an app shares them.
  */
 export function prototypeClassesFor(app: unknown): { IncomingMessage: IncomingMessageClass; ServerResponse: ServerResponseClass } | undefined {
   if (typeof app !== 'function') return undefined;
+  const known = classesByApp.get(app);
+  if (known) return known;
   const { request, response } = app as { request?: unknown; response?: unknown };
   if (typeof request !== 'object' || request === null || typeof response !== 'object' || response === null) return undefined;
   if (!Object.prototype.isPrototypeOf.call(http.IncomingMessage.prototype, request)) return undefined;
   if (!Object.prototype.isPrototypeOf.call(http.ServerResponse.prototype, response)) return undefined;
-  if (isClassSyntax(http.IncomingMessage) || isClassSyntax(http.ServerResponse)) return undefined;
-  const BaseRequest = http.IncomingMessage as unknown as (this: unknown, socket: net.Socket) => void;
-  const BaseResponse = http.ServerResponse as unknown as (this: unknown, req: IncomingMessage, options?: unknown) => void;
-  function AppRequest(this: unknown, socket: net.Socket): void {
-    BaseRequest.call(this, socket);
-  }
-  AppRequest.prototype = request;
-  function AppResponse(this: unknown, req: IncomingMessage, options?: unknown): void {
-    BaseResponse.call(this, req, options);
-  }
-  AppResponse.prototype = response;
-  return {
+  class AppRequest extends http.IncomingMessage {}
+  class AppResponse extends http.ServerResponse {}
+  adoptPrototype(AppRequest.prototype, request);
+  adoptPrototype(AppResponse.prototype, response);
+  const target = app as unknown as { request: object; response: object };
+  target.request = AppRequest.prototype;
+  target.response = AppResponse.prototype;
+  const classes = {
     IncomingMessage: AppRequest as unknown as IncomingMessageClass,
     ServerResponse: AppResponse as unknown as ServerResponseClass,
   };
+  classesByApp.set(app, classes);
+  return classes;
 }
 
 /** Node's own answers to a parse error it handles itself (node:_http_server socketOnError). */

@@ -1,6 +1,8 @@
 import express from 'express';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { createKitApp, createListener, definePath, listRequestStart, mountPaths, prototypeClassesFor, LINGER_MS, LIST_MARKER_HEADER, type Listener } from '../src';
 import { RawClient } from './raw-http';
@@ -414,6 +416,30 @@ describe('prototypeClassesFor (requests and responses born with the app prototyp
     socket.destroy();
   });
 
+  it('gives an app one set of classes, whichever listener asks', () => {
+    const app = express();
+    const first = prototypeClassesFor(app);
+    const request = app.request;
+    expect(prototypeClassesFor(app)).toBe(first);
+    expect(app.request).toBe(request);
+    // The app's own properties moved to the new prototypes: req.app still finds the app.
+    const req = new first!.IncomingMessage(new net.Socket());
+    expect((req as unknown as { app: unknown }).app).toBe(app);
+  });
+
+  it('keeps requests and responses fast-property objects sharing one map (V8 natives, child process)', async () => {
+    // A request/response whose properties went to dictionary mode, or got a map of its
+    // own, makes every property access in node:http and Express on it slower; the
+    // fixture serves 200 POSTs through the kit behind createListener and counts both.
+    const fixture = join(__dirname, 'fixtures', 'object-shapes.ts');
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', fixture], { cwd: join(__dirname, '..'), timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    expect(JSON.parse(out)).toEqual({ requests: 200, slowRequest: 0, slowResponse: 0, otherRequestMap: 0, otherResponseMap: 0, statuses: [200] });
+  });
+
   it('leaves other request listeners to node:http defaults', () => {
     expect(prototypeClassesFor((_req: http.IncomingMessage, _res: http.ServerResponse) => undefined)).toBeUndefined();
     const fake = Object.assign(() => undefined, { request: {}, response: {} });
@@ -426,13 +452,14 @@ describe('prototypeClassesFor (requests and responses born with the app prototyp
     app.get('/p', (req, res) => {
       res.json({ query: req.query, path: req.path, sameProto: Object.getPrototypeOf(res) === app.response });
     });
+    const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
+    // Counted from here: the requests' prototypes, not the classes' set up above.
     const swapped: unknown[] = [];
     const original = Object.setPrototypeOf;
     Object.setPrototypeOf = ((o: object, p: object | null) => {
       if (Object.getPrototypeOf(o) !== p) swapped.push(o);
       return original(o, p);
     }) as typeof Object.setPrototypeOf;
-    const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
     const plain = http.createServer(app);
     await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
     try {
