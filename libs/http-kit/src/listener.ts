@@ -252,12 +252,9 @@ const classesByApp = new WeakMap<object, { IncomingMessage: IncomingMessageClass
  * `ServerResponse` server options for that), and the app's `request` / `response` become
  * their prototypes, which take over the app's own properties (`app`) and sit on Express's
  * request/response objects: instances are ordinary fast-property objects sharing one map
- * per point of their life. (Until 2026-11-25 the classes were plain functions calling
- * node:http's constructors on the new object: its in-object space was sized for a
- * function that assigns nothing, and the first symbol-keyed property node:http or the kit
- * stored past the twelfth out-of-object one turned every request and response into a
- * dictionary-mode object, each with its own property hash table.) One set of classes per
- * app, so every listener of an app shares them.
+ * per point of their life (plain functions calling node:http's constructors made them
+ * dictionary-mode objects: libs/http-kit/README.md). One set of classes per app, so every
+ * listener of an app shares them.
  */
 export function prototypeClassesFor(app: unknown): { IncomingMessage: IncomingMessageClass; ServerResponse: ServerResponseClass } | undefined {
   if (typeof app !== 'function') return undefined;
