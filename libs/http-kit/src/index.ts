@@ -12,4 +12,5 @@ export * from './path-spec';
 export * from './path-table';
 export * from './response-close';
 export * from './shutdown';
+export * from './slot-set';
 export * from './workers';

@@ -5,6 +5,7 @@ import { Duplex } from 'node:stream';
 import { RequestFramer } from './framer';
 import { createIdleGc, type IdleGcOptions } from './idle-gc';
 import { onResponseClose } from './response-close';
+import { SlotSet } from './slot-set';
 
 /** Header added to rewritten LIST requests; removed again before the app sees them. */
 export const LIST_MARKER_HEADER = 'x-selfstack-original-method';
@@ -366,7 +367,8 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
   const markerLine = Buffer.from(`${LIST_MARKER_HEADER}: ${secret}\r\n`, 'latin1');
   const maxBody = options.maxRequestBytes ?? -1;
   const connections = new Map<net.Socket, ConnectionState>();
-  const inflight = new Set<ServerResponse>();
+  // Not a Set: slot-set.ts (a Set churned per request kept every response alive for scavenges).
+  const inflight = new SlotSet<ServerResponse>();
   let closing = false;
   let onDrained: (() => void) | undefined;
   const idleGc = options.idleGc && options.idleGc.idleMs > 0 ? createIdleGc(options.idleGc, () => inflight.size) : undefined;
@@ -381,12 +383,12 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     const raw = socket instanceof FramedSocket ? socket.raw : socket;
     const state = connections.get(raw);
     if (state) state.active++;
-    inflight.add(res);
+    const slot = inflight.add(res);
     idleGc?.arrived();
     // During shutdown, answer but do not keep the connection.
     if (closing) res.setHeader('Connection', 'close');
     onResponseClose(res, () => {
-      inflight.delete(res);
+      inflight.delete(slot);
       idleGc?.finished();
       if (state) {
         if (maxBody >= 0 && !req.complete && !state.framed) capDroppedBody(req, raw);
@@ -571,7 +573,9 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
             idleGc?.close();
             const drainTimeoutMs = closeOptions.drainTimeoutMs ?? 10000;
             netServer.close();
-            for (const res of inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+            inflight.forEach((res) => {
+              if (!res.headersSent) res.setHeader('Connection', 'close');
+            });
             for (const [raw, state] of connections) if (state.active === 0) endSoon(raw);
             const timer = setTimeout(() => {
               for (const raw of connections.keys()) raw.destroy();
