@@ -109,16 +109,31 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
   // Last known state of paths written optimistically (getGuarded/applyIf), so that the next
   // write of a key can skip its read: the guard (stored ciphertext, random nonce, so
   // no ABA) makes a stale entry cost one failed attempt, never a wrong write. Bounded (the
-  // oldest entry goes first), dropped on seal; any other write to a path forgets it.
+  // path remembered first goes first), dropped on seal; any other write to a path forgets
+  // it. A path keeps its record, updated in place: a Map entry added and deleted per write
+  // got each write's Buffers promoted by V8's scavenges (@selfstack/http-kit's slot-set.ts).
   const GUARD_CACHE_MAX = 4096;
-  const guards = new Map<string, { stored: Buffer | null; value: Buffer | null }>();
+  const guards = new Map<string, { known: boolean; stored: Buffer | null; value: Buffer | null }>();
   const remember = (path: string, stored: Buffer | null, value: Buffer | null): void => {
-    guards.delete(path);
-    guards.set(path, { stored, value });
+    const g = guards.get(path);
+    if (g !== undefined) {
+      g.known = true;
+      g.stored = stored;
+      g.value = value;
+      return;
+    }
+    guards.set(path, { known: true, stored, value });
     if (guards.size > GUARD_CACHE_MAX) guards.delete(guards.keys().next().value as string);
   };
+  const forget = (path: string): void => {
+    const g = guards.get(path);
+    if (g === undefined) return;
+    g.known = false;
+    g.stored = null;
+    g.value = null;
+  };
   const forgetPrefix = (prefix: string): void => {
-    for (const path of guards.keys()) if (path.startsWith(prefix)) guards.delete(path);
+    for (const path of guards.keys()) if (path.startsWith(prefix)) forget(path);
   };
   const enc = (k: Keyring, path: string, value: Buffer): Buffer => {
     const key = k.keys.get(k.activeTerm) as Buffer;
@@ -309,7 +324,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     async getGuarded(path, options) {
       const k = ring();
       const known = options?.cached ? guards.get(path) : undefined;
-      if (known) return { value: known.value, guard: { path, stored: known.stored } as unknown as EntryGuard, cached: true };
+      if (known?.known) return { value: known.value, guard: { path, stored: known.stored } as unknown as EntryGuard, cached: true };
       const stored = await entryStore.get(path);
       const value = stored === null ? null : dec(k, path, stored);
       remember(path, stored, value);
@@ -332,21 +347,21 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
         );
       } finally {
         if (applied) remember(path, stored, value);
-        else guards.delete(path);
+        else forget(path);
       }
       return applied;
     },
     put: async (path, value) => {
-      guards.delete(path);
+      forget(path);
       return entryStore.put(path, enc(ring(), path, value));
     },
     insert: async (path, value) => {
-      guards.delete(path);
+      forget(path);
       return entryStore.insert(path, enc(ring(), path, value));
     },
     delete: async (path) => {
       ring();
-      guards.delete(path);
+      forget(path);
       await entryStore.delete(path);
     },
     deletePrefix: async (prefix) => {
@@ -368,7 +383,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
           if (!(err instanceof EntryConflictError) || attempt >= MAX_TX_ATTEMPTS) throw err;
           await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));
         } finally {
-          for (const path of touched.paths) guards.delete(path);
+          for (const path of touched.paths) forget(path);
           for (const prefix of touched.prefixes) forgetPrefix(prefix);
         }
       }

@@ -103,6 +103,32 @@ describe('KeyedQueue', () => {
     expect(q.size).toBe(0);
   });
 
+  it('keeps idle keys for reuse, up to a bound, and drops them together past it', async () => {
+    const q = new KeyedQueue();
+    // One key written over and over keeps one record (no Map entry added or deleted per call).
+    for (let i = 0; i < 50; i++) await q.run('hot', async () => i);
+    await new Promise((r) => setImmediate(r));
+    expect(q.size).toBe(0);
+    expect(q.retained).toBe(1);
+    // Many distinct keys: idle records are dropped once they outnumber the bound and the busy ones.
+    const held: (() => void)[] = [];
+    const busy = q.run('busy', () => new Promise<void>((resolve) => held.push(resolve)));
+    for (let i = 0; i < 3000; i++) await q.run(`k${i}`, async () => i);
+    await new Promise((r) => setImmediate(r));
+    expect(q.size).toBe(1);
+    expect(q.retained).toBeLessThanOrEqual(1026);
+    // The busy key's order survives the drops.
+    const order: string[] = [];
+    const after = q.run('busy', async () => void order.push('second'));
+    held[0]!();
+    await busy;
+    order.push('first settled');
+    await after;
+    expect(order).toEqual(['first settled', 'second']);
+    await new Promise((r) => setImmediate(r));
+    expect(q.size).toBe(0);
+  });
+
   it('a failed call does not block the next one of its key', async () => {
     const q = new KeyedQueue();
     const failed = q.run('k', async () => {

@@ -169,29 +169,59 @@ function versionInfo(meta: KeyMetadata, version: number, v: VersionMeta): Versio
   };
 }
 
+/** Idle keys a KeyedQueue keeps (beyond as many as are busy) before it drops them. */
+const IDLE_KEYS_KEPT = 1024;
+
 /**
  * Runs calls with the same key one after another (FIFO, whatever each outcome), calls with
- * different keys concurrently; nothing is kept for a key once its last call settled.
+ * different keys concurrently; nothing of a call is kept once the key's last call settled.
+ *
+ * Each key has a record that stays while the key is in use and a while after: the calls'
+ * promises live in the record's field, never as a Map value, so a key written over and
+ * over adds and deletes nothing in the Map. (Adding and deleting Map entries per call got
+ * every call's promise chain promoted by V8's scavenges: @selfstack/http-kit's slot-set.ts
+ * says why.) Idle records are dropped together, by building a new Map, once there are
+ * more than IDLE_KEYS_KEPT of them and more than busy ones.
  */
 export class KeyedQueue {
-  private readonly tails = new Map<string, Promise<void>>();
+  private records = new Map<string, { tail: Promise<void> | undefined }>();
+  private busy = 0;
 
+  /** Keys with calls not yet settled. */
   get size(): number {
-    return this.tails.size;
+    return this.busy;
+  }
+
+  /** Keys with a record (busy or idle; for tests). */
+  get retained(): number {
+    return this.records.size;
   }
 
   run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key);
+    let record = this.records.get(key);
+    if (record === undefined) this.records.set(key, (record = { tail: undefined }));
+    const previous = record.tail;
     const result = previous ? previous.then(fn) : fn();
     const tail = result.then(
       () => undefined,
       () => undefined,
     );
-    this.tails.set(key, tail);
+    if (!previous) this.busy++;
+    record.tail = tail;
+    const owner = record;
     void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      if (owner.tail !== tail) return;
+      owner.tail = undefined;
+      this.busy--;
+      if (this.records.size - this.busy > Math.max(IDLE_KEYS_KEPT, this.busy)) this.dropIdle();
     });
     return result;
+  }
+
+  private dropIdle(): void {
+    const kept = new Map<string, { tail: Promise<void> | undefined }>();
+    for (const [key, record] of this.records) if (record.tail !== undefined) kept.set(key, record);
+    this.records = kept;
   }
 }
 
