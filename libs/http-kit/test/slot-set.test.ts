@@ -1,19 +1,9 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { runPromotionFixture } from '@selfstack/testing';
 import { SlotSet } from '../src';
 
 /** Runs test/fixtures/promotion.ts MODE in a child process (V8 flags of its own). */
-function promotion(mode: string): Promise<Record<string, unknown>> {
-  const fixture = join(__dirname, 'fixtures', 'promotion.ts');
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--expose-gc', '--initial-old-space-size=256', '--import', 'tsx', fixture, mode],
-      { cwd: join(__dirname, '..'), timeout: 60_000 },
-      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as Record<string, unknown>)),
-    );
-  });
-}
+const promotion = (mode: string) => runPromotionFixture(join(__dirname, 'fixtures', 'promotion.ts'), [mode], join(__dirname, '..'));
 
 describe('SlotSet', () => {
   it('holds objects by slot, reuses freed slots, and counts what it holds', () => {

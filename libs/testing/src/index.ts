@@ -36,3 +36,4 @@ export {
 export { openBackendTerminator, type BackendTerminator } from './connection-loss';
 export { EPHEMERAL_PORT_START, FETCH_BLOCKED_PORTS, freePortBelowEphemeral, isPortFree } from './ports';
 export { waitFor } from './wait';
+export { oldGenerationGrowthPer, runPromotionFixture, PROMOTION_NODE_FLAGS } from './promotion';

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { createMemoryBus } from '@selfstack/bus';
+import { runPromotionFixture } from '@selfstack/testing';
 import { StatusResponse } from '../../core/errors';
 import { goDuration, rfc3339 } from '../../core/duration';
 import { RawJson, stringifyWithRaw } from '../../core/json';
@@ -135,13 +135,8 @@ describe('KeyedQueue', () => {
     // ~515 bytes of old generation per write when KeyedQueue and the guard cache added and
     // deleted a Map entry per write; ~190 now (the in-memory store's own maps). See
     // test/fixtures/write-promotion.ts and @selfstack/http-kit's slot-set.ts.
-    const fixture = join(__dirname, '..', '..', '..', 'test', 'fixtures', 'write-promotion.ts');
-    const out = await new Promise<string>((resolve, reject) => {
-      execFile(process.execPath, ['--expose-gc', '--initial-old-space-size=256', '--import', 'tsx', fixture], { cwd: join(__dirname, '..', '..', '..'), timeout: 60_000 }, (err, stdout, stderr) =>
-        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-      );
-    });
-    const { writes, perWrite } = JSON.parse(out) as { writes: number; perWrite: number };
+    const root = join(__dirname, '..', '..', '..');
+    const { writes, perWrite } = await runPromotionFixture(join(root, 'test', 'fixtures', 'write-promotion.ts'), [], root);
     expect(writes).toBe(4000);
     expect(perWrite).toBeLessThan(350);
   }, 60_000);
