@@ -169,6 +169,11 @@ function versionInfo(meta: KeyMetadata, version: number, v: VersionMeta): Versio
   };
 }
 
+/** A KeyedQueue key's record: the promise its last call's settling resolves, while busy. */
+interface QueueRecord {
+  tail: Promise<void> | undefined;
+}
+
 /** Idle keys a KeyedQueue keeps (beyond as many as are busy) before it drops them. */
 const IDLE_KEYS_KEPT = 1024;
 
@@ -184,7 +189,7 @@ const IDLE_KEYS_KEPT = 1024;
  * more than IDLE_KEYS_KEPT of them and more than busy ones.
  */
 export class KeyedQueue {
-  private records = new Map<string, { tail: Promise<void> | undefined }>();
+  private records = new Map<string, QueueRecord>();
   private busy = 0;
 
   /** Keys with calls not yet settled. */
@@ -198,8 +203,7 @@ export class KeyedQueue {
   }
 
   run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    let record = this.records.get(key);
-    if (record === undefined) this.records.set(key, (record = { tail: undefined }));
+    const record = this.records.get(key) ?? this.addRecord(key);
     const previous = record.tail;
     const result = previous ? previous.then(fn) : fn();
     const tail = result.then(
@@ -208,18 +212,23 @@ export class KeyedQueue {
     );
     if (!previous) this.busy++;
     record.tail = tail;
-    const owner = record;
     void tail.then(() => {
-      if (owner.tail !== tail) return;
-      owner.tail = undefined;
+      if (record.tail !== tail) return;
+      record.tail = undefined;
       this.busy--;
       if (this.records.size - this.busy > Math.max(IDLE_KEYS_KEPT, this.busy)) this.dropIdle();
     });
     return result;
   }
 
+  private addRecord(key: string): QueueRecord {
+    const record: QueueRecord = { tail: undefined };
+    this.records.set(key, record);
+    return record;
+  }
+
   private dropIdle(): void {
-    const kept = new Map<string, { tail: Promise<void> | undefined }>();
+    const kept = new Map<string, QueueRecord>();
     for (const [key, record] of this.records) if (record.tail !== undefined) kept.set(key, record);
     this.records = kept;
   }
