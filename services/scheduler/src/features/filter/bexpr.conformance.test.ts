@@ -1,11 +1,15 @@
-// Every go-bexpr case in ../shared/conformance/bexpr-cases.jsonl (hashicorp/go-bexpr's own
-// tests, exported with their datum and expected outcome) must pass: parse errors match
-// pigeon's text exactly, evaluation errors contain go-bexpr's message.
-import { readFileSync } from 'node:fs';
+// Every go-bexpr case in the conformance file (hashicorp/go-bexpr's own tests, exported with
+// their datum and expected outcome) must pass: parse errors match pigeon's text exactly,
+// evaluation errors contain go-bexpr's message. The file is ../shared/conformance/
+// bexpr-cases.jsonl, copied into services/scheduler/test/conformance/ so the suite runs in a
+// checkout without ../shared beside it (CI on a clean clone); where ../shared is there, the
+// copy must be byte-identical to it.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Evaluator } from './bexpr.evaluator';
 
-const CASES_PATH = path.resolve(__dirname, '../../../../../../shared/conformance/bexpr-cases.jsonl');
+const CASES_PATH = path.resolve(__dirname, '../../../test/conformance/bexpr-cases.jsonl');
+const SHARED_PATH = path.resolve(__dirname, '../../../../../../shared/conformance/bexpr-cases.jsonl');
 
 interface Case {
   expr: string;
@@ -28,8 +32,13 @@ function run(c: Case): { match: boolean } | { error: string } {
 }
 
 describe('go-bexpr conformance', () => {
-  it('reads all 232 cases from the shared conformance file', () => {
+  it('reads all 232 cases from the conformance file', () => {
     expect(cases).toHaveLength(232);
+  });
+
+  it('the copy in this repository is the shared conformance file, where that is beside the checkout', () => {
+    if (!existsSync(SHARED_PATH)) return;
+    expect(readFileSync(CASES_PATH, 'utf8')).toBe(readFileSync(SHARED_PATH, 'utf8'));
   });
 
   it.each(cases.map((c, i) => [i, c.expr, c] as const))('case %i: %s', (_i, _expr, c) => {
