@@ -44,6 +44,80 @@ export const versionDir = (prefix: string, keyHash: string): string => `${prefix
 export const versionPath = (prefix: string, keyHash: string, version: number): string =>
   `${versionDir(prefix, keyHash)}${String(version).padStart(16, '0')}`;
 
+// Key metadata as stored (inside the barrier's encryption). Written compact, as one JSON
+// array (fields in a fixed order, each version's four fields flattened into one list, its
+// times relative to the key's creation):
+//   [1, created_ms, updated_ms, current_version, oldest_version, max_versions,
+//    cas_required 0|1, delete_version_after, custom_metadata|null,
+//    [n, created_ms - key created_ms, deletion_ms - key created_ms | null, destroyed 0|1, ...]]
+// ~230 bytes for a key at 10 versions, where the earlier encoding (the KeyMetadata object as
+// JSON, still read: it starts with `{`) took ~920: the metadata row is rewritten by every
+// write, and its size was most of what Postgres logged per KV write (docs/secrets.md,
+// "Twelfth round").
+const METADATA_FORMAT = 1;
+
+export function encodeMetadata(meta: KeyMetadata): Buffer {
+  const base = meta.created_ms;
+  const versions: (number | null)[] = [];
+  for (const n of Object.keys(meta.versions)) {
+    const v = meta.versions[n] as VersionMeta;
+    versions.push(Number(n), v.created_ms - base, v.deletion_ms === null ? null : v.deletion_ms - base, v.destroyed ? 1 : 0);
+  }
+  return Buffer.from(
+    JSON.stringify([
+      METADATA_FORMAT,
+      base,
+      meta.updated_ms,
+      meta.current_version,
+      meta.oldest_version,
+      meta.max_versions,
+      meta.cas_required ? 1 : 0,
+      meta.delete_version_after,
+      meta.custom_metadata,
+      versions,
+    ]),
+  );
+}
+
+export class MetadataFormatError extends Error {
+  constructor(detail: string) {
+    super(`unreadable KV metadata: ${detail}`);
+  }
+}
+
+const isInt = (x: unknown): x is number => Number.isSafeInteger(x);
+
+/** Stored key metadata, in either encoding (compact array, or the earlier object). */
+export function decodeMetadata(raw: Buffer): KeyMetadata {
+  const parsed: unknown = JSON.parse(raw.toString('utf8'));
+  if (!Array.isArray(parsed)) return parsed as KeyMetadata;
+  const [format, base, updated, current, oldest, max, cas, dva, custom, flat] = parsed as unknown[];
+  if (format !== METADATA_FORMAT) throw new MetadataFormatError(`format ${String(format)}`);
+  if (![base, updated, current, oldest, max, cas, dva].every(isInt) || !Array.isArray(flat) || flat.length % 4 !== 0) {
+    throw new MetadataFormatError('bad fields');
+  }
+  const b = base as number;
+  const versions: Record<string, VersionMeta> = {};
+  for (let i = 0; i < flat.length; i += 4) {
+    const deletion: unknown = flat[i + 2];
+    if (!isInt(flat[i]) || !isInt(flat[i + 1]) || (deletion !== null && !isInt(deletion)) || (flat[i + 3] !== 0 && flat[i + 3] !== 1)) {
+      throw new MetadataFormatError(`bad version entry at ${i / 4}`);
+    }
+    versions[String(flat[i])] = { created_ms: b + (flat[i + 1] as number), deletion_ms: deletion === null ? null : b + deletion, destroyed: flat[i + 3] === 1 };
+  }
+  return {
+    created_ms: b,
+    updated_ms: updated as number,
+    current_version: current as number,
+    oldest_version: oldest as number,
+    max_versions: max as number,
+    cas_required: cas === 1,
+    delete_version_after: dva as number,
+    custom_metadata: (custom as Record<string, string> | null) ?? null,
+    versions,
+  };
+}
+
 /** Recursively sorts object keys, as Go's encoding/json does for maps. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
@@ -78,7 +152,7 @@ export async function upgradeKvV1ToV2(tx: StorageTx, prefix: string, now: number
       versions: { '1': { created_ms: now, deletion_ms: null, destroyed: false } },
     };
     await tx.put(versionPath(prefix, hash(key), 1), data);
-    await tx.put(metaPath(prefix, key), Buffer.from(JSON.stringify(meta)));
+    await tx.put(metaPath(prefix, key), encodeMetadata(meta));
     await tx.delete(path);
   }
 }

@@ -9,7 +9,7 @@ import { createBarrier, type Barrier } from '../barrier/barrier.service';
 import type { EntryStore } from '../barrier/barrier.types';
 import { createCachedEntryStore, type CachedEntryStore } from '../barrier/entry-cache';
 import { hmacHex } from '../barrier/salt';
-import { metaPath } from './kv-layout';
+import { decodeMetadata, metaPath } from './kv-layout';
 import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
 
 describe('KV helpers', () => {
@@ -246,6 +246,30 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     if (!(v2 instanceof StatusResponse)) expect(JSON.parse(v2.data.text)).toEqual({ i: 2 });
     const meta = await kv.readMetadata('m/', 'k');
     expect(meta).toMatchObject({ current_version: 3, oldest_version: 2 });
+  });
+
+  it('a metadata row in the earlier encoding (a JSON object) reads as before and is rewritten compact by the next write', async () => {
+    const { kv, barrier } = await setup();
+    await kv.writeMetadata('m/', 'k', { max_versions: 3, custom_metadata: { team: 'a' } }, false);
+    for (let i = 1; i <= 3; i++) await kv.write('m/', 'k', { i }, undefined);
+    await kv.deleteVersions('m/', 'k', [2]);
+    const before = await kv.readMetadata('m/', 'k');
+    const mp = metaPath('m/', 'k');
+    const stored = (await barrier.get(mp)) as Buffer;
+    expect(stored.toString('utf8').startsWith('[')).toBe(true);
+    // As a release before the compact encoding wrote it.
+    await barrier.put(mp, Buffer.from(JSON.stringify(decodeMetadata(stored))));
+    expect((await barrier.get(mp))?.toString('utf8').startsWith('{"created_ms"')).toBe(true);
+    expect(await kv.readMetadata('m/', 'k')).toEqual(before);
+    const latest = await kv.read('m/', 'k', 0);
+    expect(latest instanceof StatusResponse ? latest.status : JSON.parse(latest.data.text)).toEqual({ i: 3 });
+    expect(((await kv.read('m/', 'k', 2)) as StatusResponse).status).toBe(404);
+    expect((await kv.write('m/', 'k', { i: 4 }, 3)).version).toBe(4);
+    expect((await barrier.get(mp))?.toString('utf8').startsWith('[1,')).toBe(true);
+    const after = await kv.readMetadata('m/', 'k');
+    expect(after).toMatchObject({ current_version: 4, oldest_version: 2, max_versions: 3, custom_metadata: { team: 'a' } });
+    expect(Object.keys(after?.['versions'] as object)).toEqual(['2', '3', '4']);
+    expect((after?.['versions'] as Record<string, unknown>)['2']).toEqual((before?.['versions'] as Record<string, unknown>)['2']);
   });
 
   it('delete_version_after: a future deletion time still reads; a past one is deleted', async () => {

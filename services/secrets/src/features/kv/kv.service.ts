@@ -10,8 +10,10 @@ import type { Storage, StorageTx } from '../barrier/barrier.types';
 import {
   canonicalJson,
   configPath,
+  decodeMetadata,
   DEFAULT_KV_CONFIG,
   DEFAULT_MAX_VERSIONS,
+  encodeMetadata,
   metaDir,
   metaPath,
   sortKeys,
@@ -248,7 +250,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     else configs.delete(prefix);
   };
 
-  const parseMeta = (raw: Buffer | null): KeyMetadata | null => (raw ? (JSON.parse(raw.toString('utf8')) as KeyMetadata) : null);
+  const parseMeta = (raw: Buffer | null): KeyMetadata | null => (raw ? decodeMetadata(raw) : null);
   const encode = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
   const isDeleted = (v: VersionMeta, now: number): boolean => v.destroyed || (v.deletion_ms !== null && v.deletion_ms <= now);
 
@@ -281,30 +283,29 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   }
 
   /**
-   * Plans the next version of `key` on top of `existing` (which it updates in place): the
-   * new metadata, the version row and the version rows to prune at max_versions.
+   * Plans the next version of `key` on top of `existing` (left unchanged: it may be shared):
+   * the new metadata, the version row and the version rows to prune at max_versions.
    */
   function planVersion(prefix: string, key: string, existing: KeyMetadata | null, config: KvConfig, dataText: string) {
     const now = clock.now();
-    const meta = existing ?? newMetadata(now);
+    const base = existing ?? newMetadata(now);
     const keyHash = hash(key);
-    const version = meta.current_version + 1;
-    const dva = effectiveDeleteAfter(meta, config);
+    const version = base.current_version + 1;
+    const dva = effectiveDeleteAfter(base, config);
     const vmeta: VersionMeta = { created_ms: now, deletion_ms: dva > 0 ? now + dva * 1000 : null, destroyed: false };
-    meta.versions[String(version)] = vmeta;
-    meta.current_version = version;
-    meta.updated_ms = now;
+    const versions = { ...base.versions, [String(version)]: vmeta };
+    const meta: KeyMetadata = { ...base, current_version: version, updated_ms: now, versions };
     const max = effectiveMax(meta, config);
-    const numbers = Object.keys(meta.versions).map(Number).sort((a, b) => a - b);
+    const numbers = Object.keys(versions).map(Number).sort((a, b) => a - b);
     const pruned: string[] = [];
     while (numbers.length > max) {
       const oldest = numbers.shift() as number;
-      delete meta.versions[String(oldest)];
+      delete versions[String(oldest)];
       pruned.push(versionPath(prefix, keyHash, oldest));
       meta.oldest_version = numbers[0] ?? 0;
     }
     return {
-      meta: encode(meta),
+      meta: encodeMetadata(meta),
       versionRow: { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) },
       pruned,
       info: versionInfo(meta, version, vmeta),
@@ -349,7 +350,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       }
       if (changed) {
         meta.updated_ms = clock.now();
-        await tx.put(metaPath(prefix, key), encode(meta));
+        await tx.put(metaPath(prefix, key), encodeMetadata(meta));
       }
     });
   }
@@ -360,7 +361,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
 
   // Latest-version reads may be answered by the physical cache, which hands out the same
   // plaintext Buffers for as long as it holds the entries (Barrier.getWithLast): the
-  // metadata parsed from such a Buffer and the answer built on it are kept with it
+  // metadata decoded from such a Buffer and the answer built on it are kept with it
   // (WeakMaps: they go when the cache lets the entry go). Both are read-only.
   const parsedMeta = new WeakMap<Buffer, KeyMetadata>();
   const answers = new WeakMap<Buffer, { meta: KeyMetadata; version: number; answer: VersionAnswer }>();
@@ -388,7 +389,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   };
   const sharedMeta = (raw: Buffer): KeyMetadata => {
     let meta = parsedMeta.get(raw);
-    if (meta === undefined) parsedMeta.set(raw, (meta = parseMeta(raw) as KeyMetadata));
+    if (meta === undefined) parsedMeta.set(raw, (meta = decodeMetadata(raw)));
     return meta;
   };
 
@@ -565,7 +566,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
         if (!v || isDeleted(v, now)) return;
         v.deletion_ms = now;
         meta.updated_ms = now;
-        await tx.put(metaPath(prefix, key), encode(meta));
+        await tx.put(metaPath(prefix, key), encodeMetadata(meta));
       });
     },
     async deleteVersions(prefix, key, versions) {
@@ -648,8 +649,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
           await tx.delete(versionPath(prefix, keyHash, oldest));
           meta.oldest_version = numbers[0] ?? 0;
         }
-        if (existing) await tx.put(metaPath(prefix, key), encode(meta));
-        else await tx.insert(metaPath(prefix, key), encode(meta));
+        if (existing) await tx.put(metaPath(prefix, key), encodeMetadata(meta));
+        else await tx.insert(metaPath(prefix, key), encodeMetadata(meta));
       });
     },
 
