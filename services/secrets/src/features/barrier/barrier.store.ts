@@ -210,8 +210,8 @@ export interface EntryPoolOptions {
 }
 
 /**
- * The node-postgres pool behind the entry store. An idle connection that the server ends
- * (a restart, pg_terminate_backend) makes the pool emit 'error'; without a listener that
+ * The node-postgres pool behind the entry store; its sessions plan with enable_seqscan
+ * off (below). An idle connection that the server ends (a restart, pg_terminate_backend) makes the pool emit 'error'; without a listener that
  * event would crash the process, so one is always attached. The pool drops the dead
  * client and the next query opens a new connection.
  */
@@ -222,6 +222,18 @@ export function createEntryPool(options: EntryPoolOptions): Pool {
     application_name: options.applicationName ?? 'selfstack-secrets',
   });
   pool.on('error', (err: Error) => options.onIdleError?.(err));
+  // Every statement of the entry store finds its rows by key or key range, so a plan that
+  // reads the whole table is never the one wanted; but a plan cached while the table was a
+  // few pages (a fresh install's first writes, its index already bigger than its heap)
+  // read it whole on every grouped write until autovacuum analysed the table
+  // (docs/secrets.md, "Thirteenth round"). Off, the planner takes the index whenever there
+  // is one, whatever the statistics say at planning time. A SET on each new connection
+  // (queued ahead of its first statement), not a startup `options` parameter, which an
+  // `options` in DATABASE_URL would replace. (A SET that fails leaves the default plans;
+  // a connection that died fails its next statement on its own.)
+  pool.on('connect', (client) => {
+    client.query('SET enable_seqscan = off').catch(() => undefined);
+  });
   return pool;
 }
 
