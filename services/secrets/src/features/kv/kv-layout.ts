@@ -1,7 +1,7 @@
 // Storage layout of the KV engines under a mount's prefix `logical/<mount uuid>/`:
 //   v1  kv/<key>                         the secret's data (canonical JSON)
 //   v2  config                           engine settings
-//       meta/<key>                       key metadata (versions map, settings)
+//       meta/<key>                       key metadata (versions, settings)
 //       ver/<hmac(key)>/<16-digit n>     one version's data
 // Version rows are named by the salted HMAC of the key so that the "latest version" is
 // the greatest path under a fixed-length prefix (one range read), and key names do not
@@ -9,6 +9,8 @@
 import type { StorageTx } from '../barrier/barrier.types';
 
 export interface VersionMeta {
+  /** The version number. */
+  n: number;
   created_ms: number;
   deletion_ms: number | null;
   destroyed: boolean;
@@ -23,7 +25,24 @@ export interface KeyMetadata {
   cas_required: boolean;
   delete_version_after: number;
   custom_metadata: Record<string, string> | null;
-  versions: Record<string, VersionMeta>;
+  /**
+   * The versions still recorded, ascending by number (the newest last). An array, not an
+   * object keyed by version number: every write copies, extends and prunes it, and V8
+   * keeps integer keys as an object's elements, whose spread, Object.keys and delete cost
+   * ~5 µs per write against ~0.5 for the array (docs/secrets.md, "Thirteenth round").
+   */
+  versions: VersionMeta[];
+}
+
+/** Version `n` of `meta`, if recorded (searched from the newest: the usual lookup). */
+export function findVersion(meta: KeyMetadata, n: number): VersionMeta | undefined {
+  const { versions } = meta;
+  for (let i = versions.length - 1; i >= 0; i--) {
+    const v = versions[i] as VersionMeta;
+    if (v.n === n) return v;
+    if (v.n < n) return undefined;
+  }
+  return undefined;
 }
 
 export interface KvConfig {
@@ -59,10 +78,7 @@ const METADATA_FORMAT = 1;
 export function encodeMetadata(meta: KeyMetadata): Buffer {
   const base = meta.created_ms;
   const versions: (number | null)[] = [];
-  for (const n of Object.keys(meta.versions)) {
-    const v = meta.versions[n] as VersionMeta;
-    versions.push(Number(n), v.created_ms - base, v.deletion_ms === null ? null : v.deletion_ms - base, v.destroyed ? 1 : 0);
-  }
+  for (const v of meta.versions) versions.push(v.n, v.created_ms - base, v.deletion_ms === null ? null : v.deletion_ms - base, v.destroyed ? 1 : 0);
   return Buffer.from(
     JSON.stringify([
       METADATA_FORMAT,
@@ -87,23 +103,34 @@ export class MetadataFormatError extends Error {
 
 const isInt = (x: unknown): x is number => Number.isSafeInteger(x);
 
+/** The earlier encoding: the metadata object, its versions keyed by number. */
+interface EarlierKeyMetadata extends Omit<KeyMetadata, 'versions'> {
+  versions: Record<string, Omit<VersionMeta, 'n'>>;
+}
+
 /** Stored key metadata, in either encoding (compact array, or the earlier object). */
 export function decodeMetadata(raw: Buffer): KeyMetadata {
   const parsed: unknown = JSON.parse(raw.toString('utf8'));
-  if (!Array.isArray(parsed)) return parsed as KeyMetadata;
+  if (!Array.isArray(parsed)) {
+    const earlier = parsed as EarlierKeyMetadata;
+    const versions = Object.keys(earlier.versions).map((n) => ({ n: Number(n), ...(earlier.versions[n] as Omit<VersionMeta, 'n'>) }));
+    return { ...earlier, versions: versions.sort((a, b) => a.n - b.n) };
+  }
   const [format, base, updated, current, oldest, max, cas, dva, custom, flat] = parsed as unknown[];
   if (format !== METADATA_FORMAT) throw new MetadataFormatError(`format ${String(format)}`);
   if (![base, updated, current, oldest, max, cas, dva].every(isInt) || !Array.isArray(flat) || flat.length % 4 !== 0) {
     throw new MetadataFormatError('bad fields');
   }
   const b = base as number;
-  const versions: Record<string, VersionMeta> = {};
+  const versions: VersionMeta[] = [];
   for (let i = 0; i < flat.length; i += 4) {
     const deletion: unknown = flat[i + 2];
     if (!isInt(flat[i]) || !isInt(flat[i + 1]) || (deletion !== null && !isInt(deletion)) || (flat[i + 3] !== 0 && flat[i + 3] !== 1)) {
       throw new MetadataFormatError(`bad version entry at ${i / 4}`);
     }
-    versions[String(flat[i])] = { created_ms: b + (flat[i + 1] as number), deletion_ms: deletion === null ? null : b + deletion, destroyed: flat[i + 3] === 1 };
+    // Written ascending; a repeated or out-of-order number is not a record we wrote.
+    if (i > 0 && (flat[i] as number) <= (flat[i - 4] as number)) throw new MetadataFormatError(`version entry at ${i / 4} out of order`);
+    versions.push({ n: flat[i] as number, created_ms: b + (flat[i + 1] as number), deletion_ms: deletion === null ? null : b + deletion, destroyed: flat[i + 3] === 1 });
   }
   return {
     created_ms: b,
@@ -149,7 +176,7 @@ export async function upgradeKvV1ToV2(tx: StorageTx, prefix: string, now: number
       cas_required: false,
       delete_version_after: 0,
       custom_metadata: null,
-      versions: { '1': { created_ms: now, deletion_ms: null, destroyed: false } },
+      versions: [{ n: 1, created_ms: now, deletion_ms: null, destroyed: false }],
     };
     await tx.put(versionPath(prefix, hash(key), 1), data);
     await tx.put(metaPath(prefix, key), encodeMetadata(meta));

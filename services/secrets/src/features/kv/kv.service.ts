@@ -14,6 +14,7 @@ import {
   DEFAULT_KV_CONFIG,
   DEFAULT_MAX_VERSIONS,
   encodeMetadata,
+  findVersion,
   metaDir,
   metaPath,
   sortKeys,
@@ -144,7 +145,7 @@ function newMetadata(now: number): KeyMetadata {
     cas_required: false,
     delete_version_after: 0,
     custom_metadata: null,
-    versions: {},
+    versions: [],
   };
 }
 
@@ -283,6 +284,18 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   }
 
   /**
+   * Drops the oldest versions of `meta` (its own array, not shared) beyond `max` and
+   * returns their numbers; oldest_version becomes the oldest kept once any was dropped.
+   */
+  function pruneTo(meta: KeyMetadata, max: number): number[] {
+    const excess = meta.versions.length - max;
+    if (excess <= 0) return [];
+    const dropped = meta.versions.splice(0, excess).map((v) => v.n);
+    meta.oldest_version = meta.versions[0]?.n ?? 0;
+    return dropped;
+  }
+
+  /**
    * Plans the next version of `key` on top of `existing` (left unchanged: it may be shared):
    * the new metadata, the version row and the version rows to prune at max_versions.
    */
@@ -292,18 +305,10 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     const keyHash = hash(key);
     const version = base.current_version + 1;
     const dva = effectiveDeleteAfter(base, config);
-    const vmeta: VersionMeta = { created_ms: now, deletion_ms: dva > 0 ? now + dva * 1000 : null, destroyed: false };
-    const versions = { ...base.versions, [String(version)]: vmeta };
-    const meta: KeyMetadata = { ...base, current_version: version, updated_ms: now, versions };
-    const max = effectiveMax(meta, config);
-    const numbers = Object.keys(versions).map(Number).sort((a, b) => a - b);
-    const pruned: string[] = [];
-    while (numbers.length > max) {
-      const oldest = numbers.shift() as number;
-      delete versions[String(oldest)];
-      pruned.push(versionPath(prefix, keyHash, oldest));
-      meta.oldest_version = numbers[0] ?? 0;
-    }
+    const vmeta: VersionMeta = { n: version, created_ms: now, deletion_ms: dva > 0 ? now + dva * 1000 : null, destroyed: false };
+    // Every recorded version is at most current_version: the new one goes last.
+    const meta: KeyMetadata = { ...base, current_version: version, updated_ms: now, versions: [...base.versions, vmeta] };
+    const pruned = pruneTo(meta, effectiveMax(meta, config)).map((n) => versionPath(prefix, keyHash, n));
     return {
       meta: encodeMetadata(meta),
       versionRow: { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) },
@@ -345,7 +350,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const keyHash = hash(key);
       let changed = false;
       for (const n of versions) {
-        const v = meta.versions[String(n)];
+        const v = findVersion(meta, n);
         if (v && (await apply(v, n, tx, keyHash))) changed = true;
       }
       if (changed) {
@@ -409,7 +414,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     const current = meta.current_version;
     const { last } = found;
     if (last && last.path === versionPath(prefix, keyHash, current)) return { meta, version: current, data: last.value };
-    const v = meta.versions[String(current)];
+    const v = findVersion(meta, current);
     return { meta, version: current, data: v && !v.destroyed ? undefined : null };
   }
 
@@ -517,7 +522,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const peeked = requested === 0 ? peekLatest(prefix, key) : undefined;
       const { meta, version, data } = peeked ?? (await resolveVersion(prefix, key, requested));
       if (!meta) throw notFound();
-      const v = meta.versions[String(version)];
+      const v = findVersion(meta, version);
       if (!v) throw notFound();
       if (isDeleted(v, clock.now())) return deletedBody(meta, version, v);
       if (data === null) throw notFound();
@@ -544,7 +549,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       return storage.transaction(async (tx) => {
         const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
         if (!meta) return new StatusResponse(404, null);
-        const current = meta.versions[String(meta.current_version)];
+        const current = findVersion(meta, meta.current_version);
         if (!current) return new StatusResponse(404, null);
         if (isDeleted(current, clock.now())) {
           return new StatusResponse(404, { data: versionInfo(meta, meta.current_version, current) });
@@ -561,7 +566,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       await storage.transaction(async (tx) => {
         const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
         if (!meta) return;
-        const v = meta.versions[String(meta.current_version)];
+        const v = findVersion(meta, meta.current_version);
         const now = clock.now();
         if (!v || isDeleted(v, now)) return;
         v.deletion_ms = now;
@@ -600,9 +605,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const meta = parseMeta(await storage.get(metaPath(prefix, key)));
       if (!meta) return null;
       const versions: Record<string, unknown> = {};
-      for (const n of Object.keys(meta.versions).map(Number).sort((a, b) => a - b)) {
-        const v = meta.versions[String(n)] as VersionMeta;
-        versions[String(n)] = {
+      for (const v of meta.versions) {
+        versions[String(v.n)] = {
           created_time: rfc3339(v.created_ms),
           deletion_time: v.deletion_ms === null ? '' : rfc3339(v.deletion_ms),
           destroyed: v.destroyed,
@@ -641,14 +645,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
         // Prune immediately when max_versions shrinks below the stored count.
         const config = await readConfig(prefix);
         const max = effectiveMax(meta, config);
-        const numbers = Object.keys(meta.versions).map(Number).sort((a, b) => a - b);
         const keyHash = hash(key);
-        while (numbers.length > max) {
-          const oldest = numbers.shift() as number;
-          delete meta.versions[String(oldest)];
-          await tx.delete(versionPath(prefix, keyHash, oldest));
-          meta.oldest_version = numbers[0] ?? 0;
-        }
+        for (const oldest of pruneTo(meta, max)) await tx.delete(versionPath(prefix, keyHash, oldest));
         if (existing) await tx.put(metaPath(prefix, key), encodeMetadata(meta));
         else await tx.insert(metaPath(prefix, key), encodeMetadata(meta));
       });
@@ -671,7 +669,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       // Served from the physical cache without waiting when it holds the whole answer.
       const { meta, version, data } = (requested === 0 ? peekLatest(prefix, key) : undefined) ?? (await resolveVersion(prefix, key, requested));
       if (!meta) throw notFound();
-      const v = meta.versions[String(version)];
+      const v = findVersion(meta, version);
       if (!v) throw notFound();
       if (isDeleted(v, clock.now())) {
         return new StatusResponse(404, { data: { subkeys: null, metadata: versionInfo(meta, version, v) } });
