@@ -9,8 +9,8 @@ import { createBarrier, type Barrier } from '../barrier/barrier.service';
 import type { EntryStore } from '../barrier/barrier.types';
 import { createCachedEntryStore, type CachedEntryStore } from '../barrier/entry-cache';
 import { hmacHex } from '../barrier/salt';
-import { decodeMetadata, metaPath } from './kv-layout';
-import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata } from './kv.service';
+import { decodeMetadata, encodeMetadata, metaPath, type KeyMetadata } from './kv-layout';
+import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata, WrittenMetadata } from './kv.service';
 
 describe('KV helpers', () => {
   it('mergePatch follows RFC 7396', () => {
@@ -149,6 +149,58 @@ describe('KeyedQueue', () => {
     const next = q.run('k', async () => 'ok');
     await expect(failed).rejects.toThrow('boom');
     await expect(next).resolves.toBe('ok');
+  });
+});
+
+describe('WrittenMetadata', () => {
+  const meta = (current: number): KeyMetadata => ({
+    created_ms: 1,
+    updated_ms: 2,
+    current_version: current,
+    oldest_version: 0,
+    max_versions: 0,
+    cas_required: false,
+    delete_version_after: 0,
+    custom_metadata: null,
+    versions: [{ n: current, created_ms: 2, deletion_ms: null, destroyed: false }],
+  });
+
+  it('hands back what it wrote only for the very Buffer it wrote; any other is decoded', () => {
+    const w = new WrittenMetadata();
+    const m = meta(3);
+    const bytes = encodeMetadata(m);
+    w.remember('p/meta/k', bytes, m);
+    expect(w.decode('p/meta/k', bytes)).toBe(m);
+    // The same bytes read back from storage (another Buffer): parsed, equal, not the same.
+    const copy = Buffer.from(bytes);
+    expect(w.decode('p/meta/k', copy)).not.toBe(m);
+    expect(w.decode('p/meta/k', copy)).toEqual(m);
+    // Another replica's write: what it holds.
+    expect(w.decode('p/meta/k', encodeMetadata(meta(4)))).toEqual(meta(4));
+    // Another key, no row.
+    expect(w.decode('p/meta/other', bytes)).not.toBe(m);
+    expect(w.decode('p/meta/k', null)).toBeNull();
+  });
+
+  it('keeps one record per key, the latest write, up to a bound; clear forgets everything', () => {
+    const w = new WrittenMetadata(3);
+    const first = meta(1);
+    const firstBytes = encodeMetadata(first);
+    w.remember('k0', firstBytes, first);
+    const second = meta(2);
+    const secondBytes = encodeMetadata(second);
+    w.remember('k0', secondBytes, second);
+    expect(w.size).toBe(1);
+    expect(w.decode('k0', secondBytes)).toBe(second);
+    expect(w.decode('k0', firstBytes)).not.toBe(first);
+    for (const k of ['k1', 'k2', 'k3']) w.remember(k, secondBytes, second);
+    expect(w.size).toBe(3);
+    // k0, remembered first, went first.
+    expect(w.decode('k0', secondBytes)).not.toBe(second);
+    expect(w.decode('k3', secondBytes)).toBe(second);
+    w.clear();
+    expect(w.size).toBe(0);
+    expect(w.decode('k3', secondBytes)).not.toBe(second);
   });
 });
 

@@ -237,6 +237,48 @@ export class KeyedQueue {
   }
 }
 
+/**
+ * The metadata this process last wrote to each key with an optimistic write, with the very
+ * Buffer it wrote. The barrier's guard cache hands that Buffer back to the key's next
+ * write, which then takes the decoded metadata as it stands instead of parsing it again
+ * (it is never mutated: a write builds the next one). Any other Buffer (read back from the
+ * database, another replica's write) is decoded. One record per key, updated in place
+ * (Map entries added and deleted per write got every write's objects promoted by V8's
+ * scavenges: @selfstack/http-kit's slot-set.ts); bounded, the first remembered goes first.
+ */
+export class WrittenMetadata {
+  private readonly records = new Map<string, { value: Buffer | null; meta: KeyMetadata | null }>();
+
+  constructor(private readonly max = 4096) {}
+
+  /** Keys remembered (for tests). */
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** The metadata in `value` (stored at `path`), without parsing it when this process wrote it. */
+  decode(path: string, value: Buffer | null): KeyMetadata | null {
+    if (value === null) return null;
+    const r = this.records.get(path);
+    return r !== undefined && r.value === value ? r.meta : decodeMetadata(value);
+  }
+
+  remember(path: string, value: Buffer, meta: KeyMetadata): void {
+    const r = this.records.get(path);
+    if (r !== undefined) {
+      r.value = value;
+      r.meta = meta;
+      return;
+    }
+    this.records.set(path, { value, meta });
+    if (this.records.size > this.max) this.records.delete(this.records.keys().next().value as string);
+  }
+
+  clear(): void {
+    this.records.clear();
+  }
+}
+
 export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus; hash: (key: string) => string }): KvService {
   const { storage, clock, bus, hash } = deps;
   // Optimistic writes of one key from this process queue behind each other instead of
@@ -252,6 +294,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   };
 
   const parseMeta = (raw: Buffer | null): KeyMetadata | null => (raw ? decodeMetadata(raw) : null);
+
+  const written = new WrittenMetadata();
   const encode = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
   const isDeleted = (v: VersionMeta, now: number): boolean => v.destroyed || (v.deletion_ms !== null && v.deletion_ms <= now);
 
@@ -311,6 +355,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     const pruned = pruneTo(meta, effectiveMax(meta, config)).map((n) => versionPath(prefix, keyHash, n));
     return {
       meta: encodeMetadata(meta),
+      decoded: meta,
       versionRow: { path: versionPath(prefix, keyHash, version), value: Buffer.from(dataText) },
       pruned,
       info: versionInfo(meta, version, vmeta),
@@ -453,7 +498,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       const seen = await storage.getGuarded(mp, { cached: attempt === 0 });
       let { guard } = seen;
-      let meta = parseMeta(seen.value);
+      let meta = written.decode(mp, seen.value);
       if (seen.cached) {
         try {
           checkCas(meta, config, cas);
@@ -465,7 +510,10 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       }
       checkCas(meta, config, cas);
       const plan = planVersion(prefix, key, meta, config, text);
-      if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) return plan.info;
+      if (await storage.applyIf(mp, guard, plan.meta, plan.pruned, [plan.versionRow])) {
+        written.remember(mp, plan.meta, plan.decoded);
+        return plan.info;
+      }
     }
     return storage.transaction(async (tx) => {
       const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
@@ -682,6 +730,10 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       await bus.subscribe(KV_CONFIG_CHANNEL, (prefix) => drop(prefix));
       bus.onReconnect(() => drop(null));
     },
-    clearCache: () => drop(null),
+    clearCache: () => {
+      // (Sealing: the decoded metadata goes with the keys.)
+      written.clear();
+      drop(null);
+    },
   };
 }
