@@ -205,6 +205,33 @@ describe('physical cache (entry-cache.ts)', () => {
     expect(await read()).toBe('meta-1 undefined null');
   });
 
+  it('getWithLast: ranges at different depths are each invalidated by writes under them, also after others went', async () => {
+    const { db, make } = setup();
+    const cache = make();
+    await cache.put('a/v/1', b('deep-1'));
+    await cache.put('s/1', b('shallow-1'));
+    const deep = async () => text((await cache.getWithLast('a/meta', 'a/v/')).last?.value ?? null);
+    const shallow = async () => text((await cache.getWithLast('s-meta', 's/')).last?.value ?? null);
+    expect([await deep(), await shallow()]).toEqual(['deep-1', 'shallow-1']);
+    expect([await deep(), await shallow()]).toEqual(['deep-1', 'shallow-1']);
+    expect(db.calls.getWithLast).toBe(2);
+    // A write in the shallow range leaves the deep one cached, and the other way round.
+    await cache.put('s/2', b('shallow-2'));
+    expect([await deep(), await shallow()]).toEqual(['deep-1', 'shallow-2']);
+    expect(db.calls.getWithLast).toBe(3);
+    await cache.put('a/v/2', b('deep-2'));
+    expect([await deep(), await shallow()]).toEqual(['deep-2', 'shallow-2']);
+    expect(db.calls.getWithLast).toBe(4);
+    // The shallow item gone (its owner path written), a write under the deep range still finds its item.
+    await cache.put('s-meta', b('m'));
+    await cache.put('a/v/3', b('deep-3'));
+    expect(await deep()).toBe('deep-3');
+    // And a shallow range cached again is found again.
+    expect(await shallow()).toBe('shallow-2');
+    await cache.put('s/3', b('shallow-3'));
+    expect(await shallow()).toBe('shallow-3');
+  });
+
   it('prefixes that do not end in "/" are not cached (their range could not be found from a path)', async () => {
     const { db, make } = setup();
     const cache = make();

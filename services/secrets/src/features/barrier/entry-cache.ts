@@ -141,16 +141,35 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     },
   };
 
+  // How many owned prefixes end at their n-th "/" (n -> count): an invalidated path looks
+  // up only its ancestors of those depths (KV v2's version folders are all at the 4th),
+  // not every ancestor (a substring and a Map lookup each, for every path of every write).
+  const ownerDepths = new Map<number, number>();
+  const slashes = (s: string): number => {
+    let n = 0;
+    for (let i = s.indexOf('/'); i >= 0; i = s.indexOf('/', i + 1)) n++;
+    return n;
+  };
   const own = (prefix: string, path: string): void => {
     let set = owners.get(prefix);
-    if (!set) owners.set(prefix, (set = new Set()));
+    if (!set) {
+      owners.set(prefix, (set = new Set()));
+      const depth = slashes(prefix);
+      ownerDepths.set(depth, (ownerDepths.get(depth) ?? 0) + 1);
+    }
     set.add(path);
   };
   const disown = (prefix: string, path: string): void => {
     const set = owners.get(prefix);
     if (!set) return;
     set.delete(path);
-    if (set.size === 0) owners.delete(prefix);
+    if (set.size === 0) {
+      owners.delete(prefix);
+      const depth = slashes(prefix);
+      const left = (ownerDepths.get(depth) ?? 1) - 1;
+      if (left === 0) ownerDepths.delete(depth);
+      else ownerDepths.set(depth, left);
+    }
   };
 
   function drop(path: string): void {
@@ -183,15 +202,20 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     }
   }
 
+  /** Drops `path` and tells a load in flight for it that it is stale. */
+  function hit(path: string): void {
+    drop(path);
+    const slot = slots.get(path);
+    if (slot) slot.version++;
+  }
+
   /** Invalidates `path` and every cached range ("/" ancestor prefix) that holds it. */
   function touchPath(path: string): void {
-    const hit = (p: string): void => {
-      drop(p);
-      const slot = slots.get(p);
-      if (slot) slot.version++;
-    };
     hit(path);
+    if (owners.size === 0) return;
+    let depth = 0;
     for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
+      if (!ownerDepths.has(++depth)) continue;
       const set = owners.get(path.slice(0, i + 1));
       if (set) for (const p of [...set]) hit(p);
     }
@@ -212,6 +236,7 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     items.clear();
     bytes = 0;
     owners.clear();
+    ownerDepths.clear();
   }
 
   // Numbered publications; a failed one still uses up its number, so the next one tells
