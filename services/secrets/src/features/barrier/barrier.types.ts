@@ -76,11 +76,23 @@ export interface BarrierStore {
 }
 
 /** `applyIf` writes the guard path, deletes and puts in one statement: they must not overlap. */
+function nthPath(guardPath: string, deletes: readonly string[], puts: readonly { path: string }[], i: number): string {
+  return i === 0 ? guardPath : i <= deletes.length ? (deletes[i - 1] as string) : (puts[i - 1 - deletes.length] as { path: string }).path;
+}
+
 export function assertDisjointPaths(guardPath: string, deletes: readonly string[], puts: readonly { path: string }[]): void {
-  const seen = new Set<string>([guardPath]);
-  for (const p of [...deletes, ...puts.map((e) => e.path)]) {
-    if (seen.has(p)) throw new Error(`applyIf: ${p} appears more than once`);
-    seen.add(p);
+  const count = 1 + deletes.length + puts.length;
+  // A write has a handful (the guard, the pruned version, the new one): compared pairwise,
+  // no Set and no copies per call. Many (max_versions lowered a long way): a Set.
+  const seen = count > 16 ? new Set<string>() : null;
+  for (let i = 0; i < count; i++) {
+    const p = nthPath(guardPath, deletes, puts, i);
+    if (seen !== null) {
+      if (seen.has(p)) throw new Error(`applyIf: ${p} appears more than once`);
+      seen.add(p);
+      continue;
+    }
+    for (let j = 0; j < i; j++) if (nthPath(guardPath, deletes, puts, j) === p) throw new Error(`applyIf: ${p} appears more than once`);
   }
 }
 
