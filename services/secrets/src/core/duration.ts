@@ -27,11 +27,32 @@ export function goDuration(seconds: number): string {
   return `${s}s`;
 }
 
+// The last whole second formatted (`2026-11-25T15:05:51`): a KV write or read formats
+// times in the same second again and again; only the milliseconds then differ.
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
 /** RFC 3339 with fractional seconds trimmed of trailing zeros, as Go's RFC3339Nano prints. */
 export function rfc3339(ms: number): string {
+  if (!Number.isSafeInteger(ms)) return rfc3339Slow(ms);
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    const iso = new Date(second * 1000).toISOString();
+    // Years 0-9999 only (`YYYY-MM-DDTHH:MM:SS.000Z`); others keep toISOString's form.
+    if (iso.length !== 24) return rfc3339Slow(ms);
+    lastSecond = second;
+    lastPrefix = iso.slice(0, 19);
+  }
+  // `.780` -> `.78`, `.000` -> nothing (Go's RFC3339Nano trims trailing zeros).
+  const frac = ms - second * 1000;
+  if (frac === 0) return `${lastPrefix}Z`;
+  if (frac % 100 === 0) return `${lastPrefix}.${frac / 100}Z`;
+  if (frac % 10 === 0) return `${lastPrefix}.${String(frac / 10).padStart(2, '0')}Z`;
+  return `${lastPrefix}.${String(frac).padStart(3, '0')}Z`;
+}
+
+function rfc3339Slow(ms: number): string {
   const iso = new Date(ms).toISOString();
-  // `...T12:34:56.780Z` -> `...T12:34:56.78Z`; `.000Z` -> `Z` (Go's RFC3339Nano). Done by
-  // hand: this runs several times per KV response and the regex replace showed up in profiles.
   let end = iso.length - 1; // the `Z`
   const dot = iso.lastIndexOf('.', end);
   if (dot === -1) return iso;

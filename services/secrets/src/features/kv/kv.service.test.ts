@@ -41,6 +41,19 @@ describe('KV helpers', () => {
     expect(goDuration(12319)).toBe('3h25m19s');
     expect(rfc3339(Date.UTC(2026, 0, 2, 3, 4, 5, 120))).toBe('2026-01-02T03:04:05.12Z');
     expect(rfc3339(Date.UTC(2026, 0, 2, 3, 4, 5, 0))).toBe('2026-01-02T03:04:05Z');
+    expect(rfc3339(Date.UTC(2026, 0, 2, 3, 4, 5, 7))).toBe('2026-01-02T03:04:05.007Z');
+    expect(rfc3339(Date.UTC(2026, 0, 2, 3, 4, 5, 70))).toBe('2026-01-02T03:04:05.07Z');
+    expect(rfc3339(Date.UTC(2026, 0, 2, 3, 4, 5, 999))).toBe('2026-01-02T03:04:05.999Z');
+  });
+  it("formats every millisecond as Go's RFC3339Nano does, within a second and across seconds", () => {
+    // Go trims trailing zeros of the fraction and drops a zero fraction.
+    const go = (ms: number): string => new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z').replace(/\.Z$/, 'Z');
+    const start = Date.UTC(2026, 10, 25, 23, 59, 58, 0);
+    for (let ms = start - 1500; ms < start + 2500; ms++) expect(rfc3339(ms)).toBe(go(ms));
+    // Out of the cached second and back; before 1970; years past 9999 (toISOString's own form).
+    for (const ms of [0, -1, -1000, -999, 1, start, Date.UTC(1969, 11, 31, 23, 59, 59, 500), start + 0.5, Date.UTC(10000, 0, 1, 0, 0, 0, 250)]) {
+      expect(rfc3339(ms)).toBe(go(ms));
+    }
   });
   it('splices raw JSON verbatim', () => {
     expect(stringifyWithRaw({ a: new RawJson('{"z":1,"a":2}'), b: [new RawJson('3')] })).toBe('{"a":{"z":1,"a":2},"b":[3]}');
