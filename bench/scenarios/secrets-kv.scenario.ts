@@ -17,7 +17,7 @@ import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/secrets/src/app';
 import { createEntryPool } from '../../services/secrets/src/features/barrier/barrier.store';
 import { defaultListener, entryCacheOptions, envSchema } from '../../services/secrets/src/config';
-import { createSecretsServices } from '../../services/secrets/src/services';
+import { createSecretsServices, startOneShareInstall } from '../../services/secrets/src/services';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase } from '../bench-database';
 import { sampleResponse } from '../baselines';
@@ -51,12 +51,7 @@ async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; rea
   const cache = entryCacheOptions(options.cache ? defaults : { ...defaults, SECRETS_CACHE_MB: 0 });
   ctx.log(`secrets: bus ${redisUrl ? 'Redis' : 'in memory'}, physical cache ${options.cache ? `${defaults.SECRETS_CACHE_MB} MiB` : 'disabled'}`);
   const services = createSecretsServices({ prisma, pool, bus, cache });
-  await services.start();
-  const init = await services.sys.initialize(1, 1);
-  await services.sys.unseal(init.keys[0] as string, false);
-  const mount = services.mounts.match('secret/data/x');
-  if (!mount) throw new Error('secret/ is not mounted');
-  const prefix = `logical/${mount.uuid}/`;
+  const { rootToken, secretPrefix: prefix } = await startOneShareInstall(services);
   for (let i = 0; i < options.readKeys; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, options.readKeys - i) }, (_, j) =>
@@ -71,7 +66,7 @@ async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; rea
   ctx.log(`secrets service on ${listener.url} (database ${name})`);
   return {
     url: listener.url,
-    token: init.root_token,
+    token: rootToken,
     async teardown() {
       await listener.close();
       services.stop();

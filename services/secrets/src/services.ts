@@ -88,3 +88,17 @@ export function createSecretsServices(deps: {
     },
   };
 }
+
+/**
+ * Starts `services` on an uninitialised database as a one-share install (as dev mode does)
+ * and unseals it: for benchmarks and tests that drive the services directly. Returns the
+ * root token and the storage prefix (`logical/<uuid>/`) of the default `secret/` KV mount.
+ */
+export async function startOneShareInstall(services: SecretsServices): Promise<{ rootToken: string; secretPrefix: string }> {
+  await services.start();
+  const init = await services.sys.initialize(1, 1);
+  await services.sys.unseal(init.keys[0] as string, false);
+  const mount = services.mounts.match('secret/data/x');
+  if (!mount) throw new Error('secret/ is not mounted');
+  return { rootToken: init.root_token, secretPrefix: `logical/${mount.uuid}/` };
+}

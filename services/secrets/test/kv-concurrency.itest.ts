@@ -10,7 +10,7 @@ import type { EntryStore } from '../src/features/barrier/barrier.types';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
-import { createSecretsServices } from '../src/services';
+import { createSecretsServices, startOneShareInstall } from '../src/services';
 import { startUnsealedReplicas, type Harness } from './harness';
 
 const CAS_MISMATCH = { errors: ['check-and-set parameter did not match the current version'] };
@@ -407,6 +407,23 @@ describe('the entry store\'s KV statements', () => {
     expect(scans).toEqual([]);
   });
 
+  it('run in sessions with enable_seqscan off, also when DATABASE_URL brings options of its own', async () => {
+    const withOwn = new URL(db.url);
+    withOwn.searchParams.set('options', '-c statement_timeout=4321');
+    for (const [url, timeout] of [
+      [db.url, '0'],
+      [withOwn.toString(), '4321ms'],
+    ] as const) {
+      const own = createEntryPool({ url, max: 1 });
+      try {
+        const r = await own.query<{ seq: string; timeout: string }>(`SELECT current_setting('enable_seqscan') AS "seq", current_setting('statement_timeout') AS "timeout"`);
+        expect(r.rows[0]).toEqual({ seq: 'off', timeout });
+      } finally {
+        await own.end();
+      }
+    }
+  });
+
   it('are never planned as a scan of the whole table, even when cached while it was small', async () => {
     // A fresh install under a burst of writes, as in the benchmark: each connection
     // prepares the grouped write and, after five runs, may keep a generic plan made while
@@ -423,12 +440,7 @@ describe('the entry store\'s KV statements', () => {
     const own = createEntryPool({ url: fresh.url, max: 8 });
     const services = createSecretsServices({ prisma, pool: own, bus: createMemoryBus() });
     try {
-      await services.start();
-      const init = await services.sys.initialize(1, 1);
-      await services.sys.unseal(init.keys[0] as string, false);
-      const mount = services.mounts.match('secret/data/x');
-      if (!mount) throw new Error('secret/ is not mounted');
-      const prefix = `logical/${mount.uuid}/`;
+      const { secretPrefix: prefix } = await startOneShareInstall(services);
       let sent = 0;
       await Promise.all(
         Array.from({ length: 32 }, async () => {

@@ -1,4 +1,4 @@
-import { prefixBound } from './barrier.store';
+import { entryPoolConnection, prefixBound } from './barrier.store';
 
 describe('prefixBound (the end of a prefix range in byte order)', () => {
   it('increments the last code point', () => {
@@ -29,5 +29,23 @@ describe('prefixBound (the end of a prefix range in byte order)', () => {
         expect({ prefix, s, inRange }).toEqual({ prefix, s, inRange: s.startsWith(prefix) });
       }
     }
+  });
+});
+
+describe('entryPoolConnection', () => {
+  it('asks for enable_seqscan off in the startup options, or appends it to the URL\'s own', () => {
+    expect(entryPoolConnection('postgresql://u:p@db.example:5432/app')).toEqual({
+      connectionString: 'postgresql://u:p@db.example:5432/app',
+      options: '-c enable_seqscan=off',
+    });
+    // An `options` in the URL replaces node-postgres's config option: both go in the URL.
+    const withOwn = entryPoolConnection('postgresql://u:p%40ss@db.example/app?sslmode=disable&options=-c%20statement_timeout%3D5000');
+    expect(withOwn.options).toBeUndefined();
+    const url = new URL(withOwn.connectionString);
+    expect(url.searchParams.get('options')).toBe('-c statement_timeout=5000 -c enable_seqscan=off');
+    expect(url.searchParams.get('sslmode')).toBe('disable');
+    expect(url.password).toBe('p%40ss');
+    // Not a URL (a socket directory and database): the config option.
+    expect(entryPoolConnection('/var/run/postgresql app')).toEqual({ connectionString: '/var/run/postgresql app', options: '-c enable_seqscan=off' });
   });
 });

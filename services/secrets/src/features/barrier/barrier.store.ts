@@ -209,31 +209,48 @@ export interface EntryPoolOptions {
   onIdleError?: (err: Error) => void;
 }
 
+/** What every entry-store session sets (see entryPoolConnection). */
+const ENTRY_SESSION_OPTIONS = '-c enable_seqscan=off';
+
+/**
+ * Where the entry pool connects, and with which session settings. Every statement of the
+ * entry store finds its rows by key or key range, so a plan that reads the whole table is
+ * never the one wanted; but a plan cached while the table was a few pages (a fresh
+ * install's first writes, its index already bigger than its heap) read it whole on every
+ * grouped write until autovacuum analysed the table (docs/secrets.md, "Thirteenth round").
+ * With enable_seqscan off the planner takes the index whenever there is one, whatever the
+ * statistics say at planning time. Sent as the startup `options` parameter (no statement
+ * of its own); node-postgres lets an `options` in the URL replace the one in its config,
+ * so a URL that has one gets this one appended to it.
+ */
+export function entryPoolConnection(url: string): { connectionString: string; options?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not a URL node-postgres reads options from (a socket path form): the config's own.
+    return { connectionString: url, options: ENTRY_SESSION_OPTIONS };
+  }
+  const own = parsed.searchParams.get('options');
+  if (own === null) return { connectionString: url, options: ENTRY_SESSION_OPTIONS };
+  parsed.searchParams.set('options', `${own} ${ENTRY_SESSION_OPTIONS}`);
+  return { connectionString: parsed.toString() };
+}
+
 /**
  * The node-postgres pool behind the entry store; its sessions plan with enable_seqscan
- * off (below). An idle connection that the server ends (a restart, pg_terminate_backend) makes the pool emit 'error'; without a listener that
- * event would crash the process, so one is always attached. The pool drops the dead
- * client and the next query opens a new connection.
+ * off (entryPoolConnection). An idle connection that the server ends (a restart,
+ * pg_terminate_backend) makes the pool emit 'error'; without a listener that event would
+ * crash the process, so one is always attached. The pool drops the dead client and the
+ * next query opens a new connection.
  */
 export function createEntryPool(options: EntryPoolOptions): Pool {
   const pool = new Pool({
-    connectionString: options.url,
+    ...entryPoolConnection(options.url),
     ...(options.max !== undefined ? { max: options.max } : {}),
     application_name: options.applicationName ?? 'selfstack-secrets',
   });
   pool.on('error', (err: Error) => options.onIdleError?.(err));
-  // Every statement of the entry store finds its rows by key or key range, so a plan that
-  // reads the whole table is never the one wanted; but a plan cached while the table was a
-  // few pages (a fresh install's first writes, its index already bigger than its heap)
-  // read it whole on every grouped write until autovacuum analysed the table
-  // (docs/secrets.md, "Thirteenth round"). Off, the planner takes the index whenever there
-  // is one, whatever the statistics say at planning time. A SET on each new connection
-  // (queued ahead of its first statement), not a startup `options` parameter, which an
-  // `options` in DATABASE_URL would replace. (A SET that fails leaves the default plans;
-  // a connection that died fails its next statement on its own.)
-  pool.on('connect', (client) => {
-    client.query('SET enable_seqscan = off').catch(() => undefined);
-  });
   return pool;
 }
 
