@@ -247,7 +247,7 @@ export class KeyedQueue {
  * scavenges: @selfstack/http-kit's slot-set.ts); bounded, the first remembered goes first.
  */
 export class WrittenMetadata {
-  private readonly records = new Map<string, { value: Buffer | null; meta: KeyMetadata | null }>();
+  private readonly records = new Map<string, { value: Buffer; meta: KeyMetadata }>();
 
   constructor(private readonly max = 4096) {}
 
@@ -294,7 +294,6 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
   };
 
   const parseMeta = (raw: Buffer | null): KeyMetadata | null => (raw ? decodeMetadata(raw) : null);
-
   const written = new WrittenMetadata();
   const encode = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
   const isDeleted = (v: VersionMeta, now: number): boolean => v.destroyed || (v.deletion_ms !== null && v.deletion_ms <= now);
