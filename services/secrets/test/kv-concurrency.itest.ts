@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
-import { applyManyValues, byteaArray, createEntryPool, createEntryStore, ENTRY_SQL, intArray, prefixBound, textArray } from '../src/features/barrier/barrier.store';
+import { applyManyValues, arrayLiteral, createEntryPool, createEntryStore, ENTRY_SQL, prefixBound } from '../src/features/barrier/barrier.store';
 import type { EntryStore } from '../src/features/barrier/barrier.types';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
@@ -484,10 +484,10 @@ describe('the entry store\'s KV statements', () => {
     const bytes = [randomBytes(17), Buffer.alloc(0), Buffer.from('\\"{},'), null, Buffer.from([0, 255])];
     const ints = [1, 0, -7, 2_147_483_647];
     const r = await pool.query<{ t: string[]; b: (Buffer | null)[]; i: number[]; e: string[] }>('SELECT $1::text[] AS t, $2::bytea[] AS b, $3::int[] AS i, $4::text[] AS e', [
-      textArray(texts),
-      byteaArray(bytes),
-      intArray(ints),
-      textArray([]),
+      arrayLiteral(texts),
+      arrayLiteral(bytes),
+      arrayLiteral(ints),
+      arrayLiteral([]),
     ]);
     expect(r.rows[0]).toEqual({ t: texts, b: bytes, i: ints, e: [] });
   });

@@ -1,4 +1,4 @@
-import { entryPoolConnection, prefixBound } from './barrier.store';
+import { arrayLiteral, entryPoolConnection, prefixBound } from './barrier.store';
 
 describe('prefixBound (the end of a prefix range in byte order)', () => {
   it('increments the last code point', () => {
@@ -47,5 +47,15 @@ describe('entryPoolConnection', () => {
     expect(url.password).toBe('p%40ss');
     // Not a URL (a socket directory and database): the config option.
     expect(entryPoolConnection('/var/run/postgresql app')).toEqual({ connectionString: '/var/run/postgresql app', options: '-c enable_seqscan=off' });
+  });
+});
+
+describe('arrayLiteral', () => {
+  it('writes text, numbers, bytea and NULL elements as PostgreSQL array input, and refuses anything else', () => {
+    expect(arrayLiteral(['a/b', 'q"x', 'b\\s', ''])).toBe('{"a/b","q\\"x","b\\\\s",""}');
+    expect(arrayLiteral([1, -2, 30])).toBe('{1,-2,30}');
+    expect(arrayLiteral([Buffer.from([0, 255]), null])).toBe('{"\\\\x00ff",NULL}');
+    expect(arrayLiteral([])).toBe('{}');
+    expect(() => arrayLiteral([{}])).toThrow(TypeError);
   });
 });

@@ -145,8 +145,31 @@ interface Queryable {
   query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<QueryResult<R>>;
 }
 
-function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: unknown[]): Promise<QueryResult<R>> {
-  return db.query<R>({ name: `secrets_${name}`, text: SQL[name], values });
+/**
+ * An array parameter as a PostgreSQL array literal: text elements double-quoted (only `"`
+ * and `\` escaped), numbers as they are, Buffers as bytea hex (`\x...`, its backslash
+ * escaped), null as NULL. node-postgres builds the same text, but with two
+ * regular-expression replaces and its prepareValue per element: most of the grouped
+ * write's parameter work (docs/secrets.md, "Thirteenth round").
+ */
+export function arrayLiteral(items: readonly unknown[]): string {
+  let out = '{';
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (i > 0) out += ',';
+    if (item === null || item === undefined) out += 'NULL';
+    else if (typeof item === 'number') out += String(item);
+    else if (Buffer.isBuffer(item)) out += `"\\\\x${item.toString('hex')}"`;
+    else if (typeof item === 'string') out += item.includes('"') || item.includes('\\') ? `"${item.replace(/["\\]/g, '\\$&')}"` : `"${item}"`;
+    else throw new TypeError(`arrayLiteral: unsupported element ${typeof item}`);
+  }
+  return `${out}}`;
+}
+
+/** Runs an entry statement, its array parameters sent as literals (arrayLiteral). */
+function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>> {
+  const params = values.map((v) => (Array.isArray(v) ? arrayLiteral(v) : v));
+  return db.query<R>({ name: `secrets_${name}`, text: SQL[name], values: params });
 }
 
 /** Values as one binary parameter plus their 1-based offsets and lengths in it. */
@@ -254,38 +277,6 @@ export function createEntryPool(options: EntryPoolOptions): Pool {
   return pool;
 }
 
-/**
- * Array parameters as PostgreSQL array literals, built here: node-postgres turns a JS array
- * into the same text, but runs two regular-expression replaces on every element (and its
- * prepareValue on each), most of the grouped write's parameter work (docs/secrets.md,
- * "Thirteenth round"). Inside a double-quoted element only `"` and `\` are special.
- */
-export function textArray(items: readonly string[]): string {
-  let out = '{';
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as string;
-    if (i > 0) out += ',';
-    out += item.includes('"') || item.includes('\\') ? `"${item.replace(/["\\]/g, '\\$&')}"` : `"${item}"`;
-  }
-  return `${out}}`;
-}
-
-/** An int[] parameter (safe integers only). */
-export function intArray(items: readonly number[]): string {
-  return `{${items.join(',')}}`;
-}
-
-/** A bytea[] parameter: each element `\x` and its hex digits (the backslash escaped), or NULL. */
-export function byteaArray(items: readonly (Buffer | null)[]): string {
-  let out = '{';
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (i > 0) out += ',';
-    out += item === null || item === undefined ? 'NULL' : `"\\\\x${item.toString('hex')}"`;
-  }
-  return `${out}}`;
-}
-
 /** The parameters of the `applyMany` statement for `items` (exported for the plan test). */
 export function applyManyValues(items: readonly ApplyItem[]): unknown[] {
   const delItem: number[] = [];
@@ -307,18 +298,18 @@ export function applyManyValues(items: readonly ApplyItem[]): unknown[] {
   const next = packed(items.map((i) => i.next));
   const values = packed(putValue);
   return [
-    textArray(items.map((i) => i.guardPath)),
-    byteaArray(items.map((i) => i.expected)),
+    items.map((i) => i.guardPath),
+    items.map((i) => i.expected),
     next.bytes,
-    intArray(delItem),
-    textArray(delPath),
-    intArray(putItem),
-    textArray(putPath),
+    delItem,
+    delPath,
+    putItem,
+    putPath,
     values.bytes,
-    intArray(next.offsets),
-    intArray(next.lengths),
-    intArray(values.offsets),
-    intArray(values.lengths),
+    next.offsets,
+    next.lengths,
+    values.offsets,
+    values.lengths,
   ];
 }
 
@@ -354,8 +345,8 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
       const values = packed(item.puts.map((p) => p.value));
       const r =
         item.expected === null
-          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, textArray(item.deletes), textArray(paths), values.bytes, intArray(values.offsets), intArray(values.lengths)])
-          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, textArray(item.deletes), textArray(paths), values.bytes, intArray(values.offsets), intArray(values.lengths)]);
+          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, item.deletes, paths, values.bytes, values.offsets, values.lengths])
+          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, item.deletes, paths, values.bytes, values.offsets, values.lengths]);
       return r.rowCount === 1;
     },
     runMany: (items) => applyMany(pool, items),
