@@ -225,6 +225,29 @@ describe('KV v2 concurrent writes', () => {
       expect(await store.get(`${P}rv`)).toEqual(buf('x'));
     });
 
+    it('a statement waiting for a row lock holds the other writes back only for the stall time (5 ms by default)', async () => {
+      // The default store: one statement at a time, a second beside it once it has run 5 ms.
+      await store.put(`${P}lk`, buf('l1'));
+      await store.put(`${P}free`, buf('f1'));
+      const stallsBefore = (store as ReturnType<typeof createEntryStore>).applyStats.stalls;
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('l2'), `${P}lk`]);
+        const locked = store.applyIf(`${P}lk`, buf('l1'), buf('l3'), [], []);
+        await waitUntilBlocked();
+        // Goes beside the blocked statement and commits while that one still waits.
+        expect(await store.applyIf(`${P}free`, buf('f1'), buf('f2'), [], [{ path: `${P}free-v`, value: buf('v') }])).toBe(true);
+        expect(await store.get(`${P}free-v`)).toEqual(buf('v'));
+        expect((store as ReturnType<typeof createEntryStore>).applyStats.stalls).toBe(stallsBefore + 1);
+        await client.query('COMMIT');
+        expect(await locked).toBe(false);
+      } finally {
+        client.release();
+      }
+      expect(await store.get(`${P}lk`)).toEqual(buf('l2'));
+    });
+
     describe('grouped: concurrent applyIf calls in one statement (apply-batcher.ts)', () => {
       let grouped: ReturnType<typeof createEntryStore>;
       beforeAll(() => {

@@ -45,7 +45,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
     ]);
     db.statements[1]?.release();
     expect(await Promise.all(waiting)).toEqual([true, false, true]);
-    expect(b.stats).toEqual({ statements: 2, items: 4, grouped: 3, fallbacks: 0 });
+    expect(b.stats).toEqual({ statements: 2, items: 4, grouped: 3, fallbacks: 0, stalls: 0 });
   });
 
   it('never puts two items that share a path into one statement, and caps a statement at maxItems', async () => {
@@ -124,5 +124,72 @@ describe('apply batcher (group commit of conditional writes)', () => {
     db.statements[0]?.release();
     db.statements[2]?.release();
     await Promise.all([a, ...rest]);
+  });
+
+  describe('with stallMs', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'setImmediate', 'nextTick'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('runs one statement at a time while it is quicker than stallMs: what waits goes as one group', async () => {
+      const db = fakeDb();
+      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const a = b.apply(item('a'));
+      await turn();
+      const rest = [b.apply(item('c')), b.apply(item('d'))];
+      await turn();
+      jest.advanceTimersByTime(4);
+      await turn();
+      // A second slot exists, but the statement in flight has not run for 5 ms.
+      expect(db.statements.map((s) => s.guards)).toEqual([['a']]);
+      db.statements[0]?.release();
+      await a;
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['a'], ['c', 'd']]);
+      // The timer armed for the first statement finds it gone: nothing else starts.
+      jest.advanceTimersByTime(10);
+      await turn();
+      expect(db.statements).toHaveLength(2);
+      db.statements[1]?.release();
+      expect(await Promise.all(rest)).toEqual([true, true]);
+      expect(b.stats.stalls).toBe(0);
+    });
+
+    it('a statement running longer than stallMs (a lock wait) stops holding the queue back, up to maxInFlight', async () => {
+      const db = fakeDb();
+      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const stuck = b.apply(item('stuck'));
+      await turn();
+      const second = [b.apply(item('x')), b.apply(item('y'))];
+      await turn();
+      jest.advanceTimersByTime(5);
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['stuck'], ['x', 'y']]);
+      expect(b.stats.stalls).toBe(1);
+      // Two in flight, the cap: a third waits however long both take.
+      const third = b.apply(item('z'));
+      await turn();
+      jest.advanceTimersByTime(50);
+      await turn();
+      expect(db.statements).toHaveLength(2);
+      db.statements[1]?.release();
+      expect(await Promise.all(second)).toEqual([true, true]);
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['stuck'], ['x', 'y'], ['z']]);
+      db.statements[2]?.release();
+      db.statements[0]?.release();
+      expect(await Promise.all([stuck, third])).toEqual([true, true]);
+    });
+
+    it('an idle batcher still sends at once, and leaves no timer behind', async () => {
+      const db = fakeDb();
+      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const a = b.apply(item('a'));
+      await turn();
+      expect(db.statements).toHaveLength(1);
+      expect(jest.getTimerCount()).toBe(0);
+      db.statements[0]?.release();
+      expect(await a).toBe(true);
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 });

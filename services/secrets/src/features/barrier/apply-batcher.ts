@@ -4,8 +4,14 @@
 // flush) for the whole group instead of one each. Each item keeps its own guard and its
 // own outcome (applied or not); items in one statement never share a path.
 //
-// - An item arriving while fewer than `maxInFlight` statements run goes at once (with
-//   whatever arrived in the same turn): an idle service adds no wait.
+// - An item arriving while no statement runs goes at once (with whatever arrived in the
+//   same turn): an idle service adds no wait.
+// - With `stallMs`, one statement runs at a time, and what arrives meanwhile waits for it
+//   and goes as the next group: the fewest statements, the largest groups (each
+//   statement's fixed cost, its planning and its commit's WAL flush, is most of what
+//   PostgreSQL spends on a small group). A statement still running after `stallMs` (a
+//   lock wait, say) stops holding the queue back: the next group goes beside it, up to
+//   `maxInFlight` at once. Without `stallMs`, up to `maxInFlight` run at once always.
 // - A statement that PostgreSQL refused (it has an SQLSTATE, e.g. a deadlock against
 //   another replica's group) changed nothing, being one statement: its items are run
 //   again one by one, so one item's failure is only its own. Any other failure (a lost
@@ -26,15 +32,21 @@ export interface ApplyBatcherOptions {
   runOne(item: ApplyItem): Promise<boolean>;
   /** Several items (paths disjoint across them), one statement: whether each applied. */
   runMany(items: readonly ApplyItem[]): Promise<boolean[]>;
-  /** Statements in flight at once (keep below the pool size: reads need connections). */
+  /** Most statements in flight at once (keep below the pool size: reads need connections). */
   maxInFlight: number;
+  /**
+   * When set, a statement starts only when none runs or every one running has run for
+   * at least this long (ms); when unset, whenever fewer than `maxInFlight` run.
+   */
+  stallMs?: number;
   /** Most items in one statement. */
   maxItems: number;
 }
 
 export interface ApplyBatcher {
   apply(item: ApplyItem): Promise<boolean>;
-  readonly stats: { statements: number; items: number; grouped: number; fallbacks: number };
+  /** `stalls`: statements started beside one that had run for `stallMs`. */
+  readonly stats: { statements: number; items: number; grouped: number; fallbacks: number; stalls: number };
 }
 
 interface Waiting {
@@ -52,11 +64,36 @@ function refusedByDatabase(err: unknown): boolean {
 }
 
 export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
-  const { runOne, runMany, maxInFlight, maxItems } = options;
+  const { runOne, runMany, maxInFlight, maxItems, stallMs } = options;
   const queue: Waiting[] = [];
   let inFlight = 0;
   let scheduled = false;
-  const stats = { statements: 0, items: 0, grouped: 0, fallbacks: 0 };
+  const stats = { statements: 0, items: 0, grouped: 0, fallbacks: 0, stalls: 0 };
+  // With stallMs: the one statement in flight that has not yet run for stallMs (when it
+  // has, it is left to finish and no longer counts), and the timer that looks again.
+  let current: { readonly started: number } | null = null;
+  let stallTimer: NodeJS.Timeout | null = null;
+
+  const canStart = (): boolean => inFlight < maxInFlight && (stallMs === undefined || current === null);
+
+  /** Marks the current statement stalled once it has run for stallMs, while items wait. */
+  function watchStall(): void {
+    if (stallMs === undefined || stallTimer !== null || current === null || queue.length === 0 || inFlight >= maxInFlight) return;
+    const left = current.started + stallMs - performance.now();
+    stallTimer = setTimeout(onStallTimer, Math.max(0, left));
+    stallTimer.unref();
+  }
+
+  function onStallTimer(): void {
+    stallTimer = null;
+    if (current !== null && performance.now() - current.started >= (stallMs as number)) {
+      current = null;
+      if (queue.length > 0 && inFlight < maxInFlight) stats.stalls++;
+      pump();
+      return;
+    }
+    watchStall();
+  }
 
   /** The queue's first items whose paths do not meet (a later one that does waits). */
   function takeGroup(): Waiting[] {
@@ -101,14 +138,18 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
 
   function pump(): void {
     scheduled = false;
-    while (inFlight < maxInFlight && queue.length > 0) {
+    while (queue.length > 0 && canStart()) {
       const group = takeGroup();
       inFlight++;
+      const started = stallMs === undefined ? null : { started: performance.now() };
+      current = started;
       void run(group).finally(() => {
         inFlight--;
+        if (current === started) current = null;
         pump();
       });
     }
+    watchStall();
   }
 
   return {
@@ -116,11 +157,13 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
     apply(item) {
       return new Promise<boolean>((resolve, reject) => {
         queue.push({ item, paths: pathsOf(item), resolve, reject });
-        // Gather what arrives in this turn; a full house is pumped when a statement ends.
-        if (!scheduled && inFlight < maxInFlight) {
+        // Gather what arrives in this turn; a full house is pumped when a statement ends
+        // (or, with stallMs, when the one running has run that long).
+        if (scheduled) return;
+        if (canStart()) {
           scheduled = true;
           queueMicrotask(pump);
-        }
+        } else watchStall();
       });
     },
   };

@@ -324,13 +324,20 @@ async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<bo
 export interface EntryStoreOptions {
   pool: Pool;
   /**
-   * Conditional-write statements in flight at once; more concurrent writes wait and go
-   * together in one statement (apply-batcher.ts). Default: 2 (at most half the pool, at
-   * least 1). Each statement has a fixed cost (planning, the commit's WAL flush) that its
-   * items share; on the 2-core bench box 4 in flight cost Postgres 1.5-1.7x the CPU per
-   * write of 2, with fewer writes per second, and 1 was no better than 2.
+   * Conditional-write statements in flight at most; concurrent writes wait and go together
+   * in one statement (apply-batcher.ts). Default: 2 (at most half the pool, at least 1).
    */
   applyInFlight?: number;
+  /**
+   * One statement runs at a time, and another starts beside it only once it has run this
+   * long (ms; a lock wait, say), up to `applyInFlight`. Default 5. Each statement has a
+   * fixed cost (~200 µs of PostgreSQL CPU on the 2-core bench box, planning and the
+   * commit's WAL flush, against ~20-35 µs per item), so the fewer and larger the groups,
+   * the less PostgreSQL spends per write: with 2 always in flight, groups averaged 6.4
+   * items; with 1, PostgreSQL spent a quarter less CPU at the same rate (docs/secrets.md,
+   * "Fourteenth round"). Null: `applyInFlight` statements whenever there are items.
+   */
+  applyStallMs?: number | null;
 }
 
 export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
@@ -339,6 +346,7 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
   const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
     maxInFlight: deps.applyInFlight ?? Math.max(1, Math.min(2, Math.floor(poolMax / 2))),
+    ...(deps.applyStallMs === null ? {} : { stallMs: deps.applyStallMs ?? 5 }),
     maxItems: 64,
     runOne: async (item) => {
       const paths = item.puts.map((p) => p.path);
