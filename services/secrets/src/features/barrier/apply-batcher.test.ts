@@ -180,6 +180,31 @@ describe('apply batcher (group commit of conditional writes)', () => {
       expect(await Promise.all([stuck, third])).toEqual([true, true]);
     });
 
+    it('minGroup waiting items make a statement of their own beside the running one', async () => {
+      const db = fakeDb();
+      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5, minGroup: 3 });
+      const a = b.apply(item('a'));
+      await turn();
+      const group = [b.apply(item('b')), b.apply(item('c'))];
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['a']]);
+      group.push(b.apply(item('d')));
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['a'], ['b', 'c', 'd']]);
+      // Both slots taken: however many wait, the next goes when one ends.
+      const later = [b.apply(item('e')), b.apply(item('f')), b.apply(item('g'))];
+      await turn();
+      expect(db.statements).toHaveLength(2);
+      db.statements[0]?.release();
+      await a;
+      await turn();
+      expect(db.statements.map((s) => s.guards)).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f', 'g']]);
+      db.statements[1]?.release();
+      db.statements[2]?.release();
+      expect(await Promise.all([...group, ...later])).toEqual([true, true, true, true, true, true]);
+      expect(b.stats.stalls).toBe(0);
+    });
+
     it('an idle batcher still sends at once, and leaves no timer behind', async () => {
       const db = fakeDb();
       const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });

@@ -9,9 +9,10 @@
 // - With `stallMs`, one statement runs at a time, and what arrives meanwhile waits for it
 //   and goes as the next group: the fewest statements, the largest groups (each
 //   statement's fixed cost, its planning and its commit's WAL flush, is most of what
-//   PostgreSQL spends on a small group). A statement still running after `stallMs` (a
-//   lock wait, say) stops holding the queue back: the next group goes beside it, up to
-//   `maxInFlight` at once. Without `stallMs`, up to `maxInFlight` run at once always.
+//   PostgreSQL spends on a small group). Another goes beside it (up to `maxInFlight` at
+//   once) when `minGroup` items wait, a group worth a statement of its own, or when the
+//   running one has run for `stallMs` (a lock wait, say) and stops holding the queue
+//   back. Without `stallMs`, up to `maxInFlight` run at once whenever items wait.
 // - A statement that PostgreSQL refused (it has an SQLSTATE, e.g. a deadlock against
 //   another replica's group) changed nothing, being one statement: its items are run
 //   again one by one, so one item's failure is only its own. Any other failure (a lost
@@ -35,10 +36,13 @@ export interface ApplyBatcherOptions {
   /** Most statements in flight at once (keep below the pool size: reads need connections). */
   maxInFlight: number;
   /**
-   * When set, a statement starts only when none runs or every one running has run for
-   * at least this long (ms); when unset, whenever fewer than `maxInFlight` run.
+   * When set, a statement starts only when none runs, when every one running has run for
+   * at least this long (ms), or when `minGroup` items wait; when unset, whenever fewer
+   * than `maxInFlight` run.
    */
   stallMs?: number;
+  /** With `stallMs`: this many waiting items start a statement beside a running one. Default: never. */
+  minGroup?: number;
   /** Most items in one statement. */
   maxItems: number;
 }
@@ -65,6 +69,7 @@ function refusedByDatabase(err: unknown): boolean {
 
 export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
   const { runOne, runMany, maxInFlight, maxItems, stallMs } = options;
+  const minGroup = options.minGroup ?? Infinity;
   const queue: Waiting[] = [];
   let inFlight = 0;
   let scheduled = false;
@@ -74,7 +79,8 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
   let current: { readonly started: number } | null = null;
   let stallTimer: NodeJS.Timeout | null = null;
 
-  const canStart = (): boolean => inFlight < maxInFlight && (stallMs === undefined || current === null);
+  const canStart = (): boolean =>
+    inFlight < maxInFlight && (stallMs === undefined || current === null || queue.length >= minGroup);
 
   /** Marks the current statement stalled once it has run for stallMs, while items wait. */
   function watchStall(): void {

@@ -329,15 +329,16 @@ export interface EntryStoreOptions {
    */
   applyInFlight?: number;
   /**
-   * One statement runs at a time, and another starts beside it only once it has run this
-   * long (ms; a lock wait, say), up to `applyInFlight`. Default 5. Each statement has a
-   * fixed cost (~200 µs of PostgreSQL CPU on the 2-core bench box, planning and the
-   * commit's WAL flush, against ~20-35 µs per item), so the fewer and larger the groups,
-   * the less PostgreSQL spends per write: with 2 always in flight, groups averaged 6.4
-   * items; with 1, PostgreSQL spent a quarter less CPU at the same rate (docs/secrets.md,
-   * "Fourteenth round"). Null: `applyInFlight` statements whenever there are items.
+   * One statement runs at a time; another starts beside it (up to `applyInFlight`) once
+   * `applyMinGroup` writes wait (default 8) or once it has run `applyStallMs` (default 5;
+   * a lock wait, say). Each statement has a fixed cost (~200 µs of PostgreSQL CPU on the
+   * 2-core bench box: planning, the commit's WAL flush) against ~20-35 µs per item, so the
+   * fewer and larger the groups, the less PostgreSQL spends per write: with 2 statements
+   * always in flight, groups averaged 6.4 items (docs/secrets.md, "Fourteenth round").
+   * `applyStallMs` null: `applyInFlight` statements whenever there are items.
    */
   applyStallMs?: number | null;
+  applyMinGroup?: number;
 }
 
 export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
@@ -346,7 +347,7 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
   const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
     maxInFlight: deps.applyInFlight ?? Math.max(1, Math.min(2, Math.floor(poolMax / 2))),
-    ...(deps.applyStallMs === null ? {} : { stallMs: deps.applyStallMs ?? 5 }),
+    ...(deps.applyStallMs === null ? {} : { stallMs: deps.applyStallMs ?? 5, minGroup: deps.applyMinGroup ?? 8 }),
     maxItems: 64,
     runOne: async (item) => {
       const paths = item.puts.map((p) => p.path);
