@@ -60,7 +60,12 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
-const pathsOf = (item: ApplyItem): string[] => [item.guardPath, ...item.deletes, ...item.puts.map((p) => p.path)];
+function pathsOf(item: ApplyItem): string[] {
+  const paths = [item.guardPath];
+  for (let i = 0; i < item.deletes.length; i++) paths.push(item.deletes[i] as string);
+  for (let i = 0; i < item.puts.length; i++) paths.push((item.puts[i] as ApplyItem['puts'][number]).path);
+  return paths;
+}
 
 /** A PostgreSQL error response (the statement failed and changed nothing). */
 function refusedByDatabase(err: unknown): boolean {
@@ -105,16 +110,23 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
   function takeGroup(): Waiting[] {
     const group: Waiting[] = [];
     const used = new Set<string>();
-    for (let i = 0; i < queue.length && group.length < maxItems; ) {
+    // One pass that keeps the items left behind in order (no splice per item taken).
+    let kept = 0;
+    let i = 0;
+    for (; i < queue.length && group.length < maxItems; i++) {
       const w = queue[i] as Waiting;
-      if (w.paths.some((p) => used.has(p))) {
-        i++;
+      const { paths } = w;
+      let meets = false;
+      for (let j = 0; j < paths.length && !meets; j++) meets = used.has(paths[j] as string);
+      if (meets) {
+        queue[kept++] = w;
         continue;
       }
-      for (const p of w.paths) used.add(p);
+      for (let j = 0; j < paths.length; j++) used.add(paths[j] as string);
       group.push(w);
-      queue.splice(i, 1);
     }
+    while (i < queue.length) queue[kept++] = queue[i++] as Waiting;
+    queue.length = kept;
     return group;
   }
 
