@@ -10,7 +10,7 @@ const noDefaultExport = {
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+    ignores: ['**/node_modules/**', 'bench/.scratch/**', '**/dist/**', '**/generated/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
   },
   ...tseslint.configs.recommended,
   {
