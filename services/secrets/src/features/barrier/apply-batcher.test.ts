@@ -1,4 +1,4 @@
-import { createApplyBatcher, type ApplyItem } from './apply-batcher';
+import { createApplyBatcher, type ApplyBatcherOptions, type ApplyItem } from './apply-batcher';
 
 const item = (guard: string, extra: { deletes?: string[]; puts?: string[]; expected?: string | null } = {}): ApplyItem => ({
   guardPath: guard,
@@ -24,10 +24,16 @@ function fakeDb(decide: (i: ApplyItem) => boolean = () => true) {
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
+type Limits = Pick<ApplyBatcherOptions, 'maxInFlight' | 'maxItems' | 'stallMs' | 'minGroup'>;
+
+/** A batcher over `db`: one statement in flight, groups of up to 64, a stall after 5 ms, no min group. */
+const batcherOver = (db: ReturnType<typeof fakeDb>, limits: Partial<Limits> = {}) =>
+  createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64, stallMs: 5, minGroup: Infinity, ...limits });
+
 describe('apply batcher (group commit of conditional writes)', () => {
   it('an idle store sends an item at once, alone; items arriving while every slot is busy go together', async () => {
     const db = fakeDb((i) => i.guardPath !== 'stale');
-    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const b = batcherOver(db);
     const first = b.apply(item('a'));
     await turn();
     expect(db.statements.map((s) => [s.kind, s.guards])).toEqual([['one', ['a']]]);
@@ -50,7 +56,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
   it('never puts two items that share a path into one statement, and caps a statement at maxItems', async () => {
     const db = fakeDb();
-    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 3 });
+    const b = batcherOver(db, { maxItems: 3 });
     const all = [b.apply(item('busy'))];
     await turn();
     all.push(
@@ -71,7 +77,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
   it('a group PostgreSQL refused (a deadlock: nothing applied) is run again item by item', async () => {
     const db = fakeDb((i) => i.guardPath !== 'x');
-    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const b = batcherOver(db);
     const first = b.apply(item('busy'));
     await turn();
     const group = [b.apply(item('x')), b.apply(item('y'))];
@@ -91,7 +97,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
   it('any other failure of a group (a lost connection: outcome unknown) is every item\'s answer, and the queue goes on', async () => {
     const db = fakeDb();
-    const b = createApplyBatcher({ ...db, maxInFlight: 1, maxItems: 64 });
+    const b = batcherOver(db);
     const first = b.apply(item('busy'));
     await turn();
     const group = [b.apply(item('x')), b.apply(item('y'))].map((p) => p.catch((e: Error) => e.message));
@@ -107,9 +113,9 @@ describe('apply batcher (group commit of conditional writes)', () => {
     expect(await after).toBe(true);
   });
 
-  it('runs up to maxInFlight statements at once', async () => {
+  it('with minGroup 1, runs up to maxInFlight statements at once', async () => {
     const db = fakeDb();
-    const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64 });
+    const b = batcherOver(db, { maxInFlight: 2, minGroup: 1 });
     const a = b.apply(item('a'));
     await turn();
     const c = b.apply(item('c'));
@@ -126,13 +132,13 @@ describe('apply batcher (group commit of conditional writes)', () => {
     await Promise.all([a, ...rest]);
   });
 
-  describe('with stallMs', () => {
+  describe('one statement at a time, a second on a stall or a min group', () => {
     beforeEach(() => jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'setImmediate', 'nextTick'] }));
     afterEach(() => jest.useRealTimers());
 
     it('runs one statement at a time while it is quicker than stallMs: what waits goes as one group', async () => {
       const db = fakeDb();
-      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const b = batcherOver(db, { maxInFlight: 2 });
       const a = b.apply(item('a'));
       await turn();
       const rest = [b.apply(item('c')), b.apply(item('d'))];
@@ -156,7 +162,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
     it('a statement running longer than stallMs (a lock wait) stops holding the queue back, up to maxInFlight', async () => {
       const db = fakeDb();
-      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const b = batcherOver(db, { maxInFlight: 2 });
       const stuck = b.apply(item('stuck'));
       await turn();
       const second = [b.apply(item('x')), b.apply(item('y'))];
@@ -182,7 +188,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
     it('minGroup waiting items make a statement of their own beside the running one', async () => {
       const db = fakeDb();
-      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5, minGroup: 3 });
+      const b = batcherOver(db, { maxInFlight: 2, minGroup: 3 });
       const a = b.apply(item('a'));
       await turn();
       const group = [b.apply(item('b')), b.apply(item('c'))];
@@ -207,7 +213,7 @@ describe('apply batcher (group commit of conditional writes)', () => {
 
     it('an idle batcher still sends at once, and leaves no timer behind', async () => {
       const db = fakeDb();
-      const b = createApplyBatcher({ ...db, maxInFlight: 2, maxItems: 64, stallMs: 5 });
+      const b = batcherOver(db, { maxInFlight: 2 });
       const a = b.apply(item('a'));
       await turn();
       expect(db.statements).toHaveLength(1);

@@ -6,13 +6,12 @@
 //
 // - An item arriving while no statement runs goes at once (with whatever arrived in the
 //   same turn): an idle service adds no wait.
-// - With `stallMs`, one statement runs at a time, and what arrives meanwhile waits for it
-//   and goes as the next group: the fewest statements, the largest groups (each
-//   statement's fixed cost, its planning and its commit's WAL flush, is most of what
-//   PostgreSQL spends on a small group). Another goes beside it (up to `maxInFlight` at
-//   once) when `minGroup` items wait, a group worth a statement of its own, or when the
-//   running one has run for `stallMs` (a lock wait, say) and stops holding the queue
-//   back. Without `stallMs`, up to `maxInFlight` run at once whenever items wait.
+// - Otherwise one statement runs at a time, and what arrives meanwhile waits for it and
+//   goes as the next group: the fewest statements, the largest groups (each statement's
+//   fixed cost, its planning and its commit's WAL flush, is most of what PostgreSQL
+//   spends on a small group). Another goes beside it (up to `maxInFlight` at once) when
+//   `minGroup` items wait, a group worth a statement of its own, or when the running one
+//   has run for `stallMs` (a lock wait, say) and stops holding the queue back.
 // - A statement that PostgreSQL refused (it has an SQLSTATE, e.g. a deadlock against
 //   another replica's group) changed nothing, being one statement: its items are run
 //   again one by one, so one item's failure is only its own. Any other failure (a lost
@@ -35,14 +34,10 @@ export interface ApplyBatcherOptions {
   runMany(items: readonly ApplyItem[]): Promise<boolean[]>;
   /** Most statements in flight at once (keep below the pool size: reads need connections). */
   maxInFlight: number;
-  /**
-   * When set, a statement starts only when none runs, when every one running has run for
-   * at least this long (ms), or when `minGroup` items wait; when unset, whenever fewer
-   * than `maxInFlight` run.
-   */
-  stallMs?: number;
-  /** With `stallMs`: this many waiting items start a statement beside a running one. Default: never. */
-  minGroup?: number;
+  /** A statement running this long (ms) no longer holds back the next one. */
+  stallMs: number;
+  /** This many waiting items start a statement beside a running one. */
+  minGroup: number;
   /** Most items in one statement. */
   maxItems: number;
 }
@@ -73,23 +68,21 @@ function refusedByDatabase(err: unknown): boolean {
 }
 
 export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
-  const { runOne, runMany, maxInFlight, maxItems, stallMs } = options;
-  const minGroup = options.minGroup ?? Infinity;
+  const { runOne, runMany, maxInFlight, maxItems, stallMs, minGroup } = options;
   const queue: Waiting[] = [];
   let inFlight = 0;
   let scheduled = false;
   const stats = { statements: 0, items: 0, grouped: 0, fallbacks: 0, stalls: 0 };
-  // With stallMs: the one statement in flight that has not yet run for stallMs (when it
-  // has, it is left to finish and no longer counts), and the timer that looks again.
+  // The one statement in flight that has not yet run for stallMs (when it has, it is left
+  // to finish and no longer counts), and the timer that looks again.
   let current: { readonly started: number } | null = null;
   let stallTimer: NodeJS.Timeout | null = null;
 
-  const canStart = (): boolean =>
-    inFlight < maxInFlight && (stallMs === undefined || current === null || queue.length >= minGroup);
+  const canStart = (): boolean => inFlight < maxInFlight && (current === null || queue.length >= minGroup);
 
   /** Marks the current statement stalled once it has run for stallMs, while items wait. */
   function watchStall(): void {
-    if (stallMs === undefined || stallTimer !== null || current === null || queue.length === 0 || inFlight >= maxInFlight) return;
+    if (stallTimer !== null || current === null || queue.length === 0 || inFlight >= maxInFlight) return;
     const left = current.started + stallMs - performance.now();
     stallTimer = setTimeout(onStallTimer, Math.max(0, left));
     stallTimer.unref();
@@ -97,7 +90,7 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
 
   function onStallTimer(): void {
     stallTimer = null;
-    if (current !== null && performance.now() - current.started >= (stallMs as number)) {
+    if (current !== null && performance.now() - current.started >= stallMs) {
       current = null;
       if (queue.length > 0 && inFlight < maxInFlight) stats.stalls++;
       pump();
@@ -159,7 +152,7 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
     while (queue.length > 0 && canStart()) {
       const group = takeGroup();
       inFlight++;
-      const started = stallMs === undefined ? null : { started: performance.now() };
+      const started = { started: performance.now() };
       current = started;
       void run(group).finally(() => {
         inFlight--;
@@ -176,7 +169,7 @@ export function createApplyBatcher(options: ApplyBatcherOptions): ApplyBatcher {
       return new Promise<boolean>((resolve, reject) => {
         queue.push({ item, paths: pathsOf(item), resolve, reject });
         // Gather what arrives in this turn; a full house is pumped when a statement ends
-        // (or, with stallMs, when the one running has run that long).
+        // (or when the one running has run for stallMs).
         if (scheduled) return;
         if (canStart()) {
           scheduled = true;

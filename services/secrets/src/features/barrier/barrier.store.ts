@@ -328,17 +328,6 @@ export interface EntryStoreOptions {
    * in one statement (apply-batcher.ts). Default: 2 (at most half the pool, at least 1).
    */
   applyInFlight?: number;
-  /**
-   * One statement runs at a time; another starts beside it (up to `applyInFlight`) once
-   * `applyMinGroup` writes wait (default 8) or once it has run `applyStallMs` (default 5;
-   * a lock wait, say). Each statement has a fixed cost (~200 µs of PostgreSQL CPU on the
-   * 2-core bench box: planning, the commit's WAL flush) against ~20-35 µs per item, so the
-   * fewer and larger the groups, the less PostgreSQL spends per write: with 2 statements
-   * always in flight, groups averaged 6.4 items (docs/secrets.md, "Fourteenth round").
-   * `applyStallMs` null: `applyInFlight` statements whenever there are items.
-   */
-  applyStallMs?: number | null;
-  applyMinGroup?: number;
 }
 
 export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
@@ -347,7 +336,13 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
   const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
     maxInFlight: deps.applyInFlight ?? Math.max(1, Math.min(2, Math.floor(poolMax / 2))),
-    ...(deps.applyStallMs === null ? {} : { stallMs: deps.applyStallMs ?? 5, minGroup: deps.applyMinGroup ?? 8 }),
+    // One statement at a time; another beside it once 8 writes wait or it has run 5 ms
+    // (a lock wait, say). A statement costs PostgreSQL ~200 µs of CPU on its own (planning,
+    // the commit's WAL flush) against ~20-35 µs per item on the 2-core bench box, so the
+    // larger the groups, the less it spends per write: with 2 statements always in flight
+    // groups averaged 6.4 items (docs/secrets.md, "Fourteenth round").
+    stallMs: 5,
+    minGroup: 8,
     maxItems: 64,
     runOne: async (item) => {
       const paths = item.puts.map((p) => p.path);
