@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
-import { applyManyValues, arrayLiteral, createEntryPool, createEntryStore, ENTRY_SQL, prefixBound } from '../src/features/barrier/barrier.store';
+import { applyManyValues, arrayLiteral, binaryArray, createEntryPool, createEntryStore, ENTRY_SQL, prefixBound } from '../src/features/barrier/barrier.store';
 import type { EntryStore } from '../src/features/barrier/barrier.types';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
@@ -513,6 +513,47 @@ describe('the entry store\'s KV statements', () => {
       arrayLiteral([]),
     ]);
     expect(r.rows[0]).toEqual({ t: texts, b: bytes, i: ints, e: [] });
+  });
+
+  it('send their array parameters in the binary array format, which PostgreSQL reads back exactly', async () => {
+    const texts = ['plain/path', 'with "quotes"', 'back\\slash\\', '\\"', 'a,b', '{braces}', ' spaced ', 'NULL', '', 'é/\u{1f600}', "it's", null];
+    const bytes = [randomBytes(17), Buffer.alloc(0), Buffer.from('\\"{},'), null, Buffer.from([0, 255])];
+    const ints = [1, 0, -7, 2_147_483_647, -2_147_483_648];
+    const r = await pool.query<{ t: (string | null)[]; b: (Buffer | null)[]; i: number[]; e: string[]; n: number }>(
+      'SELECT $1::text[] AS t, $2::bytea[] AS b, $3::int[] AS i, $4::text[] AS e, cardinality($4::text[]) AS n',
+      [binaryArray(texts, 25), binaryArray(bytes, 17), binaryArray(ints, 23), binaryArray([], 25)],
+    );
+    expect(r.rows[0]).toEqual({ t: texts, b: bytes, i: ints, e: [], n: 0 });
+    // The element type is checked against the parameter's: a mismatch is an error, not a reinterpretation.
+    await expect(pool.query('SELECT $1::text[] AS t', [binaryArray([1, 2], 23)])).rejects.toThrow(/array element type 23 .* instead of expected 25/);
+  });
+
+  it('are prepared once per connection under their own names, and their results are right', async () => {
+    const one = createEntryPool({ url: db.url, max: 1 });
+    try {
+      const store = createEntryStore({ pool: one });
+      const base = `named/${randomBytes(4).toString('hex')}/`;
+      await store.put(`${base}a`, Buffer.from('1'));
+      await store.put(`${base}b`, Buffer.from('2'));
+      expect(await store.get(`${base}a`)).toEqual(Buffer.from('1'));
+      expect(await store.getMany([`${base}a`, `${base}b`, `${base}c`])).toEqual(
+        expect.arrayContaining([
+          { path: `${base}a`, value: Buffer.from('1') },
+          { path: `${base}b`, value: Buffer.from('2') },
+        ]),
+      );
+      expect(await store.listPaths(base)).toEqual([`${base}a`, `${base}b`]);
+      const r = await one.query<{ name: string; statement: string }>(`SELECT "name", "statement" FROM pg_prepared_statements ORDER BY "name"`);
+      expect(r.rows).toEqual([
+        { name: 'secrets_get', statement: ENTRY_SQL.get },
+        { name: 'secrets_getMany', statement: ENTRY_SQL.getMany },
+        { name: 'secrets_listPaths', statement: ENTRY_SQL.listPaths },
+        { name: 'secrets_put', statement: ENTRY_SQL.put },
+      ]);
+      await store.deletePrefix(base);
+    } finally {
+      await one.end();
+    }
   });
 
   it('list and delete by prefix take exactly the paths that start with it, whatever their characters', async () => {

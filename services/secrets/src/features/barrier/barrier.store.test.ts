@@ -1,4 +1,4 @@
-import { arrayLiteral, entryPoolConnection, prefixBound } from './barrier.store';
+import { arrayLiteral, arrayParameterTypes, binaryArray, ENTRY_SQL, entryPoolConnection, prefixBound } from './barrier.store';
 
 describe('prefixBound (the end of a prefix range in byte order)', () => {
   it('increments the last code point', () => {
@@ -57,5 +57,55 @@ describe('arrayLiteral', () => {
     expect(arrayLiteral([Buffer.from([0, 255]), null])).toBe('{"\\\\x00ff",NULL}');
     expect(arrayLiteral([])).toBe('{}');
     expect(() => arrayLiteral([{}])).toThrow(TypeError);
+  });
+});
+
+describe('binaryArray (the binary array format array_recv reads)', () => {
+  const int32 = (...xs: number[]) => {
+    const b = Buffer.alloc(4 * xs.length);
+    xs.forEach((x, i) => b.writeInt32BE(x, 4 * i));
+    return b;
+  };
+
+  it('writes one dimension, the has-nulls flag, the element type, then each element as its length and bytes', () => {
+    expect(binaryArray(['ab', 'é'], 25)).toEqual(Buffer.concat([int32(1, 0, 25, 2, 1), int32(2), Buffer.from('ab'), int32(2), Buffer.from('é')]));
+    expect(binaryArray([7, -1], 23)).toEqual(int32(1, 0, 23, 2, 1, 4, 7, 4, -1));
+    expect(binaryArray([Buffer.from([0, 255]), null, Buffer.alloc(0)], 17)).toEqual(
+      Buffer.concat([int32(1, 1, 17, 3, 1), int32(2), Buffer.from([0, 255]), int32(-1), int32(0)]),
+    );
+  });
+
+  it('writes an empty array as zero dimensions', () => {
+    expect(binaryArray([], 25)).toEqual(int32(0, 0, 25));
+  });
+
+  it('refuses elements that do not fit the element type', () => {
+    expect(() => binaryArray([1], 25)).toThrow(TypeError);
+    expect(() => binaryArray(['1'], 23)).toThrow(TypeError);
+    expect(() => binaryArray([1.5], 23)).toThrow(TypeError);
+    expect(() => binaryArray([2 ** 31], 23)).toThrow(TypeError);
+    expect(() => binaryArray(['x'], 17)).toThrow(TypeError);
+    expect(() => binaryArray([{}], 25)).toThrow(TypeError);
+  });
+});
+
+describe('arrayParameterTypes', () => {
+  it('reads the element type of each array parameter from its casts', () => {
+    expect(arrayParameterTypes('SELECT unnest($1::text[], $3::int[]) WHERE x = ANY($1::text[]) AND y = $2 AND z = ANY($4::bytea[])')).toEqual(
+      new Map([
+        [1, 25],
+        [3, 23],
+        [4, 17],
+      ]),
+    );
+  });
+
+  it('refuses a parameter cast to two array types', () => {
+    expect(() => arrayParameterTypes('SELECT $1::text[], $1::int[]')).toThrow('$1 is cast to two array types');
+  });
+
+  it('finds a type for every array parameter of the grouped write', () => {
+    // $1, $2, $4..$7, $9..$12 are arrays; $3 and $8 are the packed bytea values.
+    expect([...arrayParameterTypes(ENTRY_SQL.applyMany).keys()].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 6, 7, 9, 10, 11, 12]);
   });
 });

@@ -4,7 +4,7 @@
 // trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`; under
 // load the `applyIf` of concurrent writes share one statement, apply-batcher.ts).
 import type { PrismaClient } from '@selfstack/db';
-import { Pool, type QueryResult, type QueryResultRow } from 'pg';
+import { Pool, Query, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
 import {
   AlreadyInitializedError,
   assertDisjointPaths,
@@ -73,9 +73,9 @@ const SQL = {
   // statement (data-modifying CTEs always run to completion; the paths are disjoint).
   // Several values in one statement travel as one binary bytea (a Buffer parameter is sent
   // in binary) cut by 1-based offsets and lengths (int arrays), not as a bytea[]: node-pg
-  // sends arrays as text, so every byte went as two hex digits that Postgres's array
+  // sent arrays as text, so every byte went as two hex digits that Postgres's array
   // parser then decoded, which was most of the statement's own CPU (docs/secrets.md,
-  // "Eighth round").
+  // "Eighth round"). Array parameters now go in binary too (binaryArray).
   replace: `WITH "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($1::text[]))
      INSERT INTO "secrets"."entries" ("path", "value")
         SELECT "u"."p", substring($3::bytea from "u"."o" for "u"."n") FROM unnest($2::text[], $4::int[], $5::int[]) AS "u"("p", "o", "n")
@@ -141,16 +141,128 @@ type SqlName = keyof typeof SQL;
 /** The entry store's statements (for tests that check their plans). */
 export const ENTRY_SQL: Readonly<Record<SqlName, string>> = SQL;
 
+/** Where entry statements run: the node-postgres pool or one of its clients, or Prisma (init). */
 interface Queryable {
-  query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<QueryResult<R>>;
+  /**
+   * How array parameters travel: `binary`, PostgreSQL's binary array format (binaryArray);
+   * `literal`, array literals in text (arrayLiteral), for a runner that sends every
+   * parameter as text.
+   */
+  readonly arrays: 'binary' | 'literal';
+  query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>>;
+}
+
+/** Type OIDs of the array elements the statements use (`pg_type`: text, int4, bytea). */
+const ELEMENT_OID = { text: 25, int: 23, bytea: 17 } as const;
+
+/**
+ * The element type of each array parameter of `sql`, by its `$n::T[]` casts (1-based n):
+ * the type PostgreSQL infers for the parameter, which its binary array must name.
+ */
+export function arrayParameterTypes(sql: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const m of sql.matchAll(/\$(\d+)::(text|int|bytea)\[\]/g)) {
+    const n = Number(m[1]);
+    const oid = ELEMENT_OID[m[2] as keyof typeof ELEMENT_OID];
+    if ((out.get(n) ?? oid) !== oid) throw new Error(`$${n} is cast to two array types`);
+    out.set(n, oid);
+  }
+  return out;
+}
+
+const ARRAY_PARAMETERS = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, arrayParameterTypes(text)])) as Record<SqlName, Map<number, number>>;
+
+/**
+ * An array parameter in PostgreSQL's binary array format (what array_send writes and
+ * array_recv reads): dimensions, a has-nulls flag, the element type OID, then each element
+ * as a length (-1: NULL) and its bytes (text as UTF-8, int4 big-endian, bytea as is).
+ * node-postgres sends a Buffer parameter in binary, so the server reads the array with no
+ * text parsing (no quoting, no hex digits for bytea) and the driver copies bytes instead
+ * of encoding a long concatenated literal (docs/secrets.md, "Fifteenth round").
+ */
+export function binaryArray(items: readonly unknown[], elementOid: number): Buffer {
+  const n = items.length;
+  let size = n === 0 ? 12 : 20;
+  let hasNull = 0;
+  for (let i = 0; i < n; i++) {
+    const item = items[i];
+    size += 4;
+    if (item === null || item === undefined) hasNull = 1;
+    else if (elementOid === ELEMENT_OID.text && typeof item === 'string') size += Buffer.byteLength(item);
+    else if (elementOid === ELEMENT_OID.int && Number.isInteger(item) && (item as number) >= -0x80000000 && (item as number) <= 0x7fffffff) size += 4;
+    else if (elementOid === ELEMENT_OID.bytea && Buffer.isBuffer(item)) size += item.length;
+    else throw new TypeError(`binaryArray: element ${i} (${typeof item}) does not fit type ${elementOid}`);
+  }
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeInt32BE(n === 0 ? 0 : 1, 0);
+  buf.writeInt32BE(hasNull, 4);
+  buf.writeUInt32BE(elementOid, 8);
+  let at = 12;
+  if (n > 0) {
+    buf.writeInt32BE(n, 12);
+    buf.writeInt32BE(1, 16);
+    at = 20;
+  }
+  for (let i = 0; i < n; i++) {
+    const item = items[i];
+    if (item === null || item === undefined) {
+      buf.writeInt32BE(-1, at);
+      at += 4;
+    } else if (typeof item === 'string') {
+      const len = buf.write(item, at + 4, 'utf8');
+      buf.writeInt32BE(len, at);
+      at += 4 + len;
+    } else if (typeof item === 'number') {
+      buf.writeInt32BE(4, at);
+      buf.writeInt32BE(item, at + 4);
+      at += 8;
+    } else {
+      const b = item as Buffer;
+      buf.writeInt32BE(b.length, at);
+      b.copy(buf, at + 4);
+      at += 4 + b.length;
+    }
+  }
+  return buf;
+}
+
+/**
+ * A named (prepared) statement for node-postgres, handed to it as a ready Query: given a
+ * config object, `client.query` copies it first through property descriptors, which cost
+ * the grouped write ~20 µs per statement under load on the bench box (docs/secrets.md,
+ * "Fifteenth round").
+ */
+class NamedQuery extends Query {
+  constructor(name: string, text: string, values: unknown[]) {
+    super(text, values);
+    // Query's own field (what it prepares under), not in @types/pg; a test checks that the
+    // statements are prepared under these names (kv-concurrency.itest.ts).
+    (this as unknown as { name: string }).name = name;
+  }
+}
+
+/** The node-postgres pool, or one of its clients (a transaction), as a Queryable. */
+function pgQueryable(db: Pool | PoolClient): Queryable {
+  return {
+    arrays: 'binary',
+    query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>> {
+      // With a callback either way: the pool answers a ready Query with a promise, a
+      // client with the Query itself.
+      return new Promise((resolve, reject) => {
+        const query = new NamedQuery(`secrets_${name}`, SQL[name], values);
+        (db.query as (q: NamedQuery, cb: (err: Error | undefined, r: QueryResult<R>) => void) => unknown).call(db, query, (err, r) => (err ? reject(err) : resolve(r)));
+      });
+    },
+  };
 }
 
 /**
  * An array parameter as a PostgreSQL array literal: text elements double-quoted (only `"`
  * and `\` escaped), numbers as they are, Buffers as bytea hex (`\x...`, its backslash
  * escaped), null as NULL. node-postgres builds the same text, but with two
- * regular-expression replaces and its prepareValue per element: most of the grouped
- * write's parameter work (docs/secrets.md, "Thirteenth round").
+ * regular-expression replaces and its prepareValue per element (docs/secrets.md,
+ * "Thirteenth round"). Used where parameters go as text (Prisma, at init); the pool sends
+ * binary arrays (binaryArray).
  */
 export function arrayLiteral(items: readonly unknown[]): string {
   let out = '{';
@@ -166,10 +278,16 @@ export function arrayLiteral(items: readonly unknown[]): string {
   return `${out}}`;
 }
 
-/** Runs an entry statement, its array parameters sent as literals (arrayLiteral). */
+/** Runs an entry statement, its array parameters encoded as `db` sends them. */
 function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>> {
-  const params = values.map((v) => (Array.isArray(v) ? arrayLiteral(v) : v));
-  return db.query<R>({ name: `secrets_${name}`, text: SQL[name], values: params });
+  const types = ARRAY_PARAMETERS[name];
+  const params = values.map((v, i) => {
+    if (!Array.isArray(v)) return v;
+    const oid = types.get(i + 1);
+    if (db.arrays === 'literal' || oid === undefined) return arrayLiteral(v);
+    return binaryArray(v, oid);
+  });
+  return db.query<R>(name, params);
 }
 
 /** Values as one binary parameter plus their 1-based offsets and lengths in it. */
@@ -332,7 +450,8 @@ export interface EntryStoreOptions {
 
 export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
   const { pool } = deps;
-  const base = txOps(pool);
+  const db = pgQueryable(pool);
+  const base = txOps(db);
   const poolMax = pool.options.max ?? 10;
   const batcher = createApplyBatcher({
     maxInFlight: deps.applyInFlight ?? Math.max(1, Math.min(2, Math.floor(poolMax / 2))),
@@ -349,11 +468,11 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
       const values = packed(item.puts.map((p) => p.value));
       const r =
         item.expected === null
-          ? await run(pool, 'applyIfAbsent', [item.guardPath, item.next, item.deletes, paths, values.bytes, values.offsets, values.lengths])
-          : await run(pool, 'applyIfEqual', [item.guardPath, item.next, item.expected, item.deletes, paths, values.bytes, values.offsets, values.lengths]);
+          ? await run(db, 'applyIfAbsent', [item.guardPath, item.next, item.deletes, paths, values.bytes, values.offsets, values.lengths])
+          : await run(db, 'applyIfEqual', [item.guardPath, item.next, item.expected, item.deletes, paths, values.bytes, values.offsets, values.lengths]);
       return r.rowCount === 1;
     },
-    runMany: (items) => applyMany(pool, items),
+    runMany: (items) => applyMany(db, items),
   });
   return {
     applyStats: batcher.stats,
@@ -366,11 +485,11 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
     listPaths: base.listPaths,
     async getMany(paths) {
       if (paths.length === 0) return [];
-      const r = await run<Row>(pool, 'getMany', [[...paths]]);
+      const r = await run<Row>(db, 'getMany', [[...paths]]);
       return r.rows.map((row): RawEntry => ({ path: row.path, value: toBuffer(row.value) }));
     },
     async getWithLast(path, prefix) {
-      const r = await run<Row & { k: number }>(pool, 'getWithLast', [
+      const r = await run<Row & { k: number }>(db, 'getWithLast', [
         path,
         `${prefix}0000000000000000`,
         `${prefix}9999999999999999`,
@@ -391,7 +510,7 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn(txOps(client));
+        const result = await fn(txOps(pgQueryable(client)));
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -407,12 +526,14 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
 /** Runs the entry statements inside a Prisma interactive transaction (init only). */
 function prismaQueryable(sql: SqlRunner): Queryable {
   return {
-    async query<R extends QueryResultRow>(config: { name: string; text: string; values: unknown[] }): Promise<QueryResult<R>> {
-      if (/^\s*\(?\s*SELECT/i.test(config.text)) {
-        const rows = await sql.$queryRawUnsafe<R[]>(config.text, ...config.values);
+    arrays: 'literal',
+    async query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>> {
+      const text = SQL[name];
+      if (/^\s*\(?\s*SELECT/i.test(text)) {
+        const rows = await sql.$queryRawUnsafe<R[]>(text, ...values);
         return { rows, rowCount: rows.length } as unknown as QueryResult<R>;
       }
-      const n = await sql.$executeRawUnsafe(config.text, ...config.values);
+      const n = await sql.$executeRawUnsafe(text, ...values);
       return { rows: [], rowCount: n } as unknown as QueryResult<R>;
     },
   };
