@@ -536,19 +536,25 @@ describe('the entry store\'s KV statements', () => {
       await store.put(`${base}a`, Buffer.from('1'));
       await store.put(`${base}b`, Buffer.from('2'));
       expect(await store.get(`${base}a`)).toEqual(Buffer.from('1'));
-      expect(await store.getMany([`${base}a`, `${base}b`, `${base}c`])).toEqual(
-        expect.arrayContaining([
-          { path: `${base}a`, value: Buffer.from('1') },
-          { path: `${base}b`, value: Buffer.from('2') },
-        ]),
-      );
-      expect(await store.listPaths(base)).toEqual([`${base}a`, `${base}b`]);
+      const many = await store.getMany([`${base}a`, `${base}b`, `${base}c`]);
+      expect(many.sort((x, y) => x.path.localeCompare(y.path))).toEqual([
+        { path: `${base}a`, value: Buffer.from('1') },
+        { path: `${base}b`, value: Buffer.from('2') },
+      ]);
+      // In a transaction (the pool's client, not the pool), array parameters included.
+      await store.transaction(async (tx) => {
+        expect(await tx.get(`${base}b`, { forUpdate: true })).toEqual(Buffer.from('2'));
+        await tx.replace([`${base}b`], [{ path: `${base}c`, value: Buffer.from('3') }]);
+      });
+      expect(await store.listPaths(base)).toEqual([`${base}a`, `${base}c`]);
       const r = await one.query<{ name: string; statement: string }>(`SELECT "name", "statement" FROM pg_prepared_statements ORDER BY "name"`);
       expect(r.rows).toEqual([
         { name: 'secrets_get', statement: ENTRY_SQL.get },
+        { name: 'secrets_getForUpdate', statement: ENTRY_SQL.getForUpdate },
         { name: 'secrets_getMany', statement: ENTRY_SQL.getMany },
         { name: 'secrets_listPaths', statement: ENTRY_SQL.listPaths },
         { name: 'secrets_put', statement: ENTRY_SQL.put },
+        { name: 'secrets_replace', statement: ENTRY_SQL.replace },
       ]);
       await store.deletePrefix(base);
     } finally {
