@@ -10,13 +10,16 @@ import type { Figures } from './measure';
 import type { BaselineName, ScenarioContext } from './scenario';
 
 export interface IsolatedRun {
-  readonly kind: 'baseline' | 'scenario';
+  /** `paired`: the scenario and its baseline in alternating slices (run.ts, runPaired). */
+  readonly kind: 'baseline' | 'scenario' | 'paired';
   readonly name: BaselineName | string;
   readonly scenariosDir?: string;
   readonly ctx: Omit<ScenarioContext, 'log'>;
+  /** Slices of each (paired only). */
+  readonly slices?: number;
 }
 
-export type ChildMessage = { log: string } | { figures: Figures } | { error: string };
+export type ChildMessage = { log: string } | { figures: Figures; baseline?: Figures } | { error: string };
 
 const CHILD = join(__dirname, 'run-one.ts');
 
@@ -27,20 +30,31 @@ function childExecArgv(): string[] {
 }
 
 export function runIsolated(run: IsolatedRun, log: (message: string) => void): Promise<Figures> {
-  return new Promise<Figures>((resolve, reject) => {
+  return runChild(run, log).then((r) => r.figures);
+}
+
+/** A paired run in a process of its own: the scenario's figures and its baseline's. */
+export async function runIsolatedPaired(run: IsolatedRun & { kind: 'paired' }, log: (message: string) => void): Promise<{ figures: Figures; baseline: Figures }> {
+  const r = await runChild(run, log);
+  if (!r.baseline) throw new Error(`paired ${run.name}: no baseline figures from its process`);
+  return { figures: r.figures, baseline: r.baseline };
+}
+
+function runChild(run: IsolatedRun, log: (message: string) => void): Promise<{ figures: Figures; baseline?: Figures }> {
+  return new Promise((resolve, reject) => {
     const child = fork(CHILD, [JSON.stringify(run)], {
       execArgv: childExecArgv(),
       env: { ...process.env, BENCH_PARENT_PID: String(process.pid) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    let outcome: { figures: Figures } | { error: string } | undefined;
+    let outcome: { figures: Figures; baseline?: Figures } | { error: string } | undefined;
     child.on('message', (m: ChildMessage) => {
       if ('log' in m) log(m.log);
       else outcome = m;
     });
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      if (outcome && 'figures' in outcome) resolve(outcome.figures);
+      if (outcome && 'figures' in outcome) resolve(outcome);
       else if (outcome) reject(new Error(outcome.error));
       else reject(new Error(`${run.kind} ${run.name}: its process ended (${signal ?? `exit ${code}`}) without a result`));
     });

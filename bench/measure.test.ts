@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { measureFunction, measureHttp, percentile } from './measure';
-import { bracketMean, discoverScenarios, formatReport, ratios, type BenchReport } from './run';
+import { bracketMean, combineSlices, discoverScenarios, formatReport, pairedOrder, ratios, type BenchReport } from './run';
 
 describe('bench statistics', () => {
   it('nearest-rank percentiles', () => {
@@ -133,6 +133,7 @@ describe('bench scenarios', () => {
       client: 'thread',
       warmupMs: 1000,
       isolated: true,
+      interleave: 0,
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },
@@ -147,6 +148,7 @@ describe('bench scenarios', () => {
           throughputRatio: 0.5,
           p99Ratio: 1,
         },
+        { name: 'w', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 700 }, interleaved: { slices: 4 }, ...f, reqPerSec: 70, throughputRatio: 0.1, p99Ratio: 1 },
       ],
       failed: [{ name: 'y', error: 'boom' }],
     };
@@ -154,6 +156,20 @@ describe('bench scenarios', () => {
     expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors\s+baseline req\/s \/ p99 ms\s+before \/ after req\/s$/);
     expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2\s+990 \/ 3\.00\s*$/);
     expect(lines[5]).toMatch(/^z\s+node-http\s+400\s+1\.00\s+3\.00\s+0\.500\s+1\.000\s+0\s+800 \/ 3\.00\s+1000 \/ 600$/);
-    expect(lines[6]).toMatch(/^y\s+FAILED\s+boom/);
+    expect(lines[6]).toMatch(/^w\s+node-http\s+70\s+1\.00\s+3\.00\s+0\.100\s+1\.000\s+0\s+700 \/ 3\.00\s+interleaved, 4 slices$/);
+    expect(lines[7]).toMatch(/^y\s+FAILED\s+boom/);
+  });
+
+  it('combines slices of one target: mean rates and percentiles, summed counts', () => {
+    const a = { reqPerSec: 30_000, p50Ms: 1, p99Ms: 4, total: 60_000, failures: 0 };
+    const b = { reqPerSec: 10_000, p50Ms: 3, p99Ms: 8, total: 20_000, failures: 2 };
+    expect(combineSlices([a, b])).toEqual({ reqPerSec: 20_000, p50Ms: 2, p99Ms: 6, total: 80_000, failures: 2 });
+    expect(combineSlices([a])).toEqual(a);
+    expect(() => combineSlices([])).toThrow('no slices');
+  });
+
+  it('alternates baseline and scenario slices so that a steady drift weighs on both alike', () => {
+    expect(pairedOrder(1)).toEqual(['baseline', 'scenario']);
+    expect(pairedOrder(4)).toEqual(['baseline', 'scenario', 'scenario', 'baseline', 'baseline', 'scenario', 'scenario', 'baseline']);
   });
 });

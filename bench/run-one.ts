@@ -1,8 +1,9 @@
-// The child side of bench/isolate.ts: measures one baseline or scenario in this process,
-// relays its log lines and sends the figures (or the error) to the parent over IPC.
+// The child side of bench/isolate.ts: measures one baseline or scenario (or a scenario and
+// its baseline in alternating slices) in this process, relays its log lines and sends the
+// figures (or the error) to the parent over IPC.
 import { BASELINES } from './baselines';
 import type { ChildMessage, IsolatedRun } from './isolate';
-import { discoverScenarios, runOne } from './run';
+import { discoverScenarios, runOne, runPaired } from './run';
 import type { BaselineName } from './scenario';
 
 async function main(): Promise<ChildMessage> {
@@ -11,6 +12,7 @@ async function main(): Promise<ChildMessage> {
   const scenario =
     run.kind === 'baseline' ? BASELINES[run.name as BaselineName] : (await discoverScenarios(run.scenariosDir)).find((s) => s.name === run.name);
   if (!scenario) throw new Error(`no ${run.kind} named ${run.name}`);
+  if (run.kind === 'paired') return runPaired(scenario, { ...run.ctx, log }, run.slices ?? 1);
   return { figures: await runOne(scenario, { ...run.ctx, log }) };
 }
 

@@ -101,6 +101,82 @@ describe('bench/run.ts', () => {
     }
   });
 
+  it('interleaved: the scenario and its baseline alternate in slices, the ratios come from those baseline slices', async () => {
+    // A function scenario that records when it is called, in this process (isolate off):
+    // three slices each go baseline, scenario | scenario, baseline | baseline, scenario, so
+    // its calls come in two bursts with two baseline slices between them.
+    const dir = mkdtempSync(join(tmpdir(), 'bench-interleave-'));
+    writeFileSync(
+      join(dir, 'calls.scenario.ts'),
+      `export const scenarios = [{
+        name: 'calls',
+        description: 'records its calls',
+        baseline: 'node-http',
+        async setup() {
+          const calls = ((globalThis as Record<string, unknown>).__benchCalls = [] as number[]);
+          return { target: { kind: 'function', concurrency: 1, run: async () => { calls.push(performance.now()); await new Promise((r) => setTimeout(r, 5)); } }, teardown: async () => undefined };
+        },
+      }];\n`,
+    );
+    try {
+      const report = await runBench({
+        databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+        durationMs: 3000,
+        connections: 4,
+        only: ['calls'],
+        scenariosDir: dir,
+        isolate: false,
+        interleave: 3,
+      });
+      expect(report.failed).toEqual([]);
+      expect(report.interleave).toBe(3);
+      const s = report.scenarios[0]!;
+      expect(s.interleaved).toEqual({ slices: 3 });
+      expect(s.bracket).toBeUndefined();
+      expect(s.baselineFigures).not.toBe(report.baselines['node-http']);
+      expect(s.baselineFigures.total).toBeGreaterThan(0);
+      expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
+      const calls = (globalThis as Record<string, unknown>).__benchCalls as number[];
+      expect(s.total).toBe(calls.length);
+      const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+      // Two 1-s baseline slices between the bursts; none inside them.
+      expect(gaps.filter((g) => g > 500)).toHaveLength(1);
+      expect(Math.max(...gaps)).toBeGreaterThan(1500);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('interleaved in a process of its own, as make bench runs it', async () => {
+    const report = await runBench({
+      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      durationMs: 2000,
+      connections: 8,
+      only: ['express-json'],
+      interleave: 2,
+    });
+    expect(report.failed).toEqual([]);
+    const s = report.scenarios[0]!;
+    expect(s.interleaved).toEqual({ slices: 2 });
+    expect(s.total).toBeGreaterThan(0);
+    expect(s.failures).toBe(0);
+    expect(s.baselineFigures.total).toBeGreaterThan(0);
+    expect(s.baselineFigures.failures).toBe(0);
+    expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
+  });
+
+  it('refuses slices shorter than a second', async () => {
+    const report = await runBench({
+      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      durationMs: 1000,
+      connections: 2,
+      only: ['express-json'],
+      isolate: false,
+      interleave: 2,
+    });
+    expect(report.failed).toEqual([{ name: 'express-json', error: 'interleaving 1000 ms in 2 slices: each slice must be at least 1 s' }]);
+  });
+
   it('rejects an unknown BENCH_ONLY name before measuring anything', async () => {
     await expect(runBench({ databaseUrl: 'postgresql://x@127.0.0.1:1/x', durationMs: 1000, connections: 1, only: ['nope'] })).rejects.toThrow(
       /unknown scenario\(s\) in BENCH_ONLY: nope/,

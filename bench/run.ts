@@ -8,6 +8,10 @@
 //   BENCH_ADJACENT=1       measure each scenario's baseline again right before and right
 //                          after it and compute its ratios from the mean of the two (0: from
 //                          the run's first baselines)
+//   BENCH_INTERLEAVE=0     N > 0: measure each scenario and its baseline in N slices each,
+//                          alternating (baseline, scenario, scenario, baseline, ...), both up
+//                          at once in one process, and compute its ratios from those
+//                          baseline slices (replaces BENCH_ADJACENT's bracket)
 //   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
 //                          the server's event loop (how runs before the fifth round measured)
 //   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
@@ -24,7 +28,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
-import { runIsolated } from './isolate';
+import { runIsolated, runIsolatedPaired } from './isolate';
 import { measureTarget, type ClientMode, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
 
@@ -41,6 +45,8 @@ export interface ScenarioResult extends Figures {
   readonly baselineFigures: Figures;
   /** The baseline measured right before and right after the scenario (adjacent only). */
   readonly bracket?: { readonly before: Figures; readonly after: Figures };
+  /** Slices of each the scenario and its baseline alternated in (interleaved only). */
+  readonly interleaved?: { readonly slices: number };
   /** reqPerSec / baseline reqPerSec (higher is better). */
   readonly throughputRatio: number;
   /** p99 / baseline p99 (lower is better). */
@@ -57,6 +63,8 @@ export interface BenchReport {
   readonly warmupMs: number;
   /** Whether each measurement ran in a process of its own. */
   readonly isolated: boolean;
+  /** Slices per scenario and baseline when they alternated (0: not interleaved). */
+  readonly interleave: number;
   readonly baselines: Readonly<Record<BaselineName, Figures>>;
   readonly scenarios: ScenarioResult[];
   readonly failed: { name: string; error: string }[];
@@ -109,6 +117,61 @@ export function bracketMean(before: Figures, after: Figures): Figures {
   };
 }
 
+/**
+ * Figures of one target measured in several slices of equal length: mean rates and
+ * percentiles (a slice's p99 is of its own requests; their mean stands for the whole),
+ * summed counts.
+ */
+export function combineSlices(slices: readonly Figures[]): Figures {
+  if (slices.length === 0) throw new Error('combineSlices: no slices');
+  const mean = (pick: (f: Figures) => number) => slices.reduce((n, f) => n + pick(f), 0) / slices.length;
+  return {
+    reqPerSec: mean((f) => f.reqPerSec),
+    p50Ms: mean((f) => f.p50Ms),
+    p99Ms: mean((f) => f.p99Ms),
+    total: slices.reduce((n, f) => n + f.total, 0),
+    failures: slices.reduce((n, f) => n + f.failures, 0),
+  };
+}
+
+/** Which target each measurement of a paired run is, in order: B S, S B, B S, ... */
+export function pairedOrder(slices: number): ('baseline' | 'scenario')[] {
+  const out: ('baseline' | 'scenario')[] = [];
+  for (let i = 0; i < slices; i++) out.push(...(i % 2 === 0 ? (['baseline', 'scenario'] as const) : (['scenario', 'baseline'] as const)));
+  return out;
+}
+
+/**
+ * A scenario and its baseline set up side by side and measured in `slices` slices each,
+ * alternating (pairedOrder), `ctx.durationMs` in all per target. On a machine whose speed
+ * drifts by tens of percent within minutes, both then see the same phases: the bracket's
+ * baselines, taken before and after, miss what happens during the scenario. The idle one
+ * of the two servers waits without load. Each target's first slice follows the warm-up.
+ */
+export async function runPaired(scenario: Scenario, ctx: ScenarioContext, slices: number): Promise<{ figures: Figures; baseline: Figures }> {
+  const sliceMs = ctx.durationMs / slices;
+  if (!Number.isInteger(slices) || slices < 1 || sliceMs < 1000) {
+    throw new Error(`interleaving ${ctx.durationMs} ms in ${slices} slices: each slice must be at least 1 s`);
+  }
+  const base = await BASELINES[scenario.baseline].setup(ctx);
+  try {
+    const instance = await scenario.setup(ctx);
+    try {
+      const measured = { baseline: [] as Figures[], scenario: [] as Figures[] };
+      for (const which of pairedOrder(slices)) {
+        const target = which === 'baseline' ? base.target : instance.target;
+        const warmupMs = measured[which].length === 0 ? ctx.warmupMs : 0;
+        measured[which].push(await measureTarget(target, { durationMs: sliceMs, connections: ctx.connections, client: ctx.client, warmupMs }));
+      }
+      return { figures: combineSlices(measured.scenario), baseline: combineSlices(measured.baseline) };
+    } finally {
+      await instance.teardown();
+    }
+  } finally {
+    await base.teardown();
+  }
+}
+
 export async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<Figures> {
   const instance = await scenario.setup(ctx);
   try {
@@ -138,6 +201,11 @@ export async function runBench(options: {
   warmupMs?: number;
   /** Each measurement in a process of its own (default true; bench/isolate.ts). */
   isolate?: boolean;
+  /**
+   * N > 0: each scenario and its baseline in N alternating slices (runPaired), its ratios
+   * from those baseline slices; adjacent baselines are then not measured (default 0).
+   */
+  interleave?: number;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
   const client = options.client ?? 'thread';
@@ -163,8 +231,30 @@ export async function runBench(options: {
   }
   const results: ScenarioResult[] = [];
   const failed: { name: string; error: string }[] = [];
+  const interleave = options.interleave ?? 0;
   for (const s of selected) {
     log(`scenario ${s.name}: ${s.description}`);
+    if (interleave > 0) {
+      try {
+        log(`${s.name} and baseline ${s.baseline} in ${interleave} alternating slices each`);
+        const paired = isolate
+          ? await runIsolatedPaired({ kind: 'paired', name: s.name, slices: interleave, ctx: childCtx, ...(options.scenariosDir ? { scenariosDir: options.scenariosDir } : {}) }, log)
+          : await runPaired(s, ctx, interleave);
+        results.push({
+          name: s.name,
+          description: s.description,
+          baseline: s.baseline,
+          baselineFigures: paired.baseline,
+          interleaved: { slices: interleave },
+          ...paired.figures,
+          ...ratios(paired.figures, paired.baseline),
+        });
+      } catch (err) {
+        failed.push({ name: s.name, error: (err as Error).message });
+        log(`scenario ${s.name} failed: ${(err as Error).message}`);
+      }
+      continue;
+    }
     try {
       const adjacent = options.adjacentBaselines ?? true;
       let before: Figures | undefined;
@@ -204,6 +294,7 @@ export async function runBench(options: {
     client,
     warmupMs,
     isolated: isolate,
+    interleave,
     baselines,
     scenarios: results,
     failed,
@@ -227,7 +318,7 @@ export function formatReport(report: BenchReport): string {
       fmt(s.p99Ratio, 3),
       String(s.failures),
       `${fmt(s.baselineFigures.reqPerSec)} / ${fmt(s.baselineFigures.p99Ms, 2)}`,
-      s.bracket ? `${fmt(s.bracket.before.reqPerSec)} / ${fmt(s.bracket.after.reqPerSec)}` : '',
+      s.bracket ? `${fmt(s.bracket.before.reqPerSec)} / ${fmt(s.bracket.after.reqPerSec)}` : s.interleaved ? `interleaved, ${s.interleaved.slices} slices` : '',
     ]);
   }
   for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '']);
@@ -250,6 +341,7 @@ const benchEnv = z.object({
   BENCH_CLIENT: z.enum(['thread', 'inline']).default('thread'),
   BENCH_WARMUP: durationEnv('1s'),
   BENCH_ISOLATE: booleanEnv(true),
+  BENCH_INTERLEAVE: z.string().regex(/^\d+$/, { message: 'must be a whole number of slices (0: off)' }).transform(Number).default(0),
 });
 
 async function main(): Promise<number> {
@@ -273,6 +365,7 @@ async function main(): Promise<number> {
     client: env.BENCH_CLIENT,
     warmupMs: env.BENCH_WARMUP,
     isolate: env.BENCH_ISOLATE,
+    interleave: env.BENCH_INTERLEAVE,
     log: (m) => process.stderr.write(`bench: ${m}\n`),
   }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code;
