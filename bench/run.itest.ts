@@ -5,10 +5,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBench } from './run';
 
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+/** Runs `fn` with a scenarios folder holding one file, removed afterwards. */
+async function withScenarioFile<T>(file: string, source: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-scenarios-'));
+  writeFileSync(join(dir, file), source);
+  try {
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** One short run of `express-json` against the real PostgreSQL. */
 const runExpress = (adjacentBaselines?: boolean) =>
   runBench({
-    databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+    databaseUrl: DATABASE_URL,
     durationMs: 1000,
     connections: 8,
     only: ['express-json'],
@@ -50,9 +63,8 @@ describe('bench/run.ts', () => {
   it('measures each scenario in a process of its own (and in this one with isolate off)', async () => {
     // A scenario that reports the process it was set up in: through its figures' failures
     // (1 = the benchmark's own process), the only channel a scenario has.
-    const dir = mkdtempSync(join(tmpdir(), 'bench-isolate-'));
-    writeFileSync(
-      join(dir, 'where.scenario.ts'),
+    await withScenarioFile(
+      'where.scenario.ts',
       `export const scenarios = [{
         name: 'where',
         description: 'reports whether it runs in the benchmark process',
@@ -62,52 +74,46 @@ describe('bench/run.ts', () => {
           return { target: { kind: 'function', concurrency: 1, run: async () => { if (inParent) throw new Error('in the parent'); } }, teardown: async () => undefined };
         },
       }];\n`,
+      async (dir) => {
+        const base = { databaseUrl: DATABASE_URL, durationMs: 1000, connections: 2, only: ['where'], scenariosDir: dir, adjacentBaselines: false };
+        const isolated = await runBench(base);
+        expect(isolated.failed).toEqual([]);
+        expect(isolated.isolated).toBe(true);
+        expect(isolated.scenarios[0]?.failures).toBe(0);
+        expect(isolated.scenarios[0]?.total).toBeGreaterThan(0);
+        const inline = await runBench({ ...base, isolate: false });
+        expect(inline.isolated).toBe(false);
+        expect(inline.scenarios[0]?.total).toBe(0);
+        expect(inline.scenarios[0]?.failures).toBeGreaterThan(0);
+      },
     );
-    try {
-      const base = { databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres', durationMs: 1000, connections: 2, only: ['where'], scenariosDir: dir, adjacentBaselines: false };
-      const isolated = await runBench(base);
-      expect(isolated.failed).toEqual([]);
-      expect(isolated.isolated).toBe(true);
-      expect(isolated.scenarios[0]?.failures).toBe(0);
-      expect(isolated.scenarios[0]?.total).toBeGreaterThan(0);
-      const inline = await runBench({ ...base, isolate: false });
-      expect(inline.isolated).toBe(false);
-      expect(inline.scenarios[0]?.total).toBe(0);
-      expect(inline.scenarios[0]?.failures).toBeGreaterThan(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('a scenario that fails in its process is reported as failed, the run goes on', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-isolate-'));
-    writeFileSync(
-      join(dir, 'broken.scenario.ts'),
+    await withScenarioFile(
+      'broken.scenario.ts',
       `export const scenarios = [{ name: 'broken', description: 'setup throws', baseline: 'node-http', async setup() { throw new Error('seed failed'); } }];\n`,
+      async (dir) => {
+        const report = await runBench({
+          databaseUrl: DATABASE_URL,
+          durationMs: 1000,
+          connections: 2,
+          only: ['broken'],
+          scenariosDir: dir,
+          adjacentBaselines: false,
+        });
+        expect(report.failed).toEqual([{ name: 'broken', error: 'seed failed' }]);
+        expect(report.baselines['node-http'].total).toBeGreaterThan(0);
+      },
     );
-    try {
-      const report = await runBench({
-        databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-        durationMs: 1000,
-        connections: 2,
-        only: ['broken'],
-        scenariosDir: dir,
-        adjacentBaselines: false,
-      });
-      expect(report.failed).toEqual([{ name: 'broken', error: 'seed failed' }]);
-      expect(report.baselines['node-http'].total).toBeGreaterThan(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('interleaved: the scenario and its baseline alternate in slices, the ratios come from those baseline slices', async () => {
     // A function scenario that records when it is called, in this process (isolate off):
     // three slices each go baseline, scenario | scenario, baseline | baseline, scenario, so
     // its calls come in two bursts with two baseline slices between them.
-    const dir = mkdtempSync(join(tmpdir(), 'bench-interleave-'));
-    writeFileSync(
-      join(dir, 'calls.scenario.ts'),
+    await withScenarioFile(
+      'calls.scenario.ts',
       `export const scenarios = [{
         name: 'calls',
         description: 'records its calls',
@@ -117,39 +123,37 @@ describe('bench/run.ts', () => {
           return { target: { kind: 'function', concurrency: 1, run: async () => { calls.push(performance.now()); await new Promise((r) => setTimeout(r, 5)); } }, teardown: async () => undefined };
         },
       }];\n`,
+      async (dir) => {
+        const report = await runBench({
+          databaseUrl: DATABASE_URL,
+          durationMs: 3000,
+          connections: 4,
+          only: ['calls'],
+          scenariosDir: dir,
+          isolate: false,
+          interleave: 3,
+        });
+        expect(report.failed).toEqual([]);
+        expect(report.interleave).toBe(3);
+        const s = report.scenarios[0]!;
+        expect(s.interleaved).toEqual({ slices: 3 });
+        expect(s.bracket).toBeUndefined();
+        expect(s.baselineFigures).not.toBe(report.baselines['node-http']);
+        expect(s.baselineFigures.total).toBeGreaterThan(0);
+        expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
+        const calls = (globalThis as Record<string, unknown>).__benchCalls as number[];
+        expect(s.total).toBe(calls.length);
+        const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+        // Two 1-s baseline slices between the bursts; none inside them.
+        expect(gaps.filter((g) => g > 500)).toHaveLength(1);
+        expect(Math.max(...gaps)).toBeGreaterThan(1500);
+      },
     );
-    try {
-      const report = await runBench({
-        databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
-        durationMs: 3000,
-        connections: 4,
-        only: ['calls'],
-        scenariosDir: dir,
-        isolate: false,
-        interleave: 3,
-      });
-      expect(report.failed).toEqual([]);
-      expect(report.interleave).toBe(3);
-      const s = report.scenarios[0]!;
-      expect(s.interleaved).toEqual({ slices: 3 });
-      expect(s.bracket).toBeUndefined();
-      expect(s.baselineFigures).not.toBe(report.baselines['node-http']);
-      expect(s.baselineFigures.total).toBeGreaterThan(0);
-      expect(s.throughputRatio).toBeCloseTo(s.reqPerSec / s.baselineFigures.reqPerSec, 2);
-      const calls = (globalThis as Record<string, unknown>).__benchCalls as number[];
-      expect(s.total).toBe(calls.length);
-      const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
-      // Two 1-s baseline slices between the bursts; none inside them.
-      expect(gaps.filter((g) => g > 500)).toHaveLength(1);
-      expect(Math.max(...gaps)).toBeGreaterThan(1500);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('interleaved in a process of its own, as make bench runs it', async () => {
     const report = await runBench({
-      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      databaseUrl: DATABASE_URL,
       durationMs: 2000,
       connections: 8,
       only: ['express-json'],
@@ -167,7 +171,7 @@ describe('bench/run.ts', () => {
 
   it('refuses slices shorter than a second', async () => {
     const report = await runBench({
-      databaseUrl: process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+      databaseUrl: DATABASE_URL,
       durationMs: 1000,
       connections: 2,
       only: ['express-json'],
