@@ -7,7 +7,6 @@
 // complete one, never a partial file; a failed or aborted write leaves the previous
 // object untouched and removes its temp file.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -97,7 +96,10 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         await writeAtomically(metaPath, (tmp) => writeFile(tmp, JSON.stringify({ contentType }), { flag: 'wx' }));
       }
       await writeAtomically(finalPath, async (tmp) => {
-        const out = createWriteStream(tmp, { flags: 'wx', mode: 0o644 });
+        // Opened before the stream starts: createWriteStream(path) opens the file on its own
+        // schedule, so a body that failed at once could reject the write before the file
+        // existed, and the open, landing after writeAtomically's unlink, left it behind.
+        const out = (await open(tmp, 'wx', 0o644)).createWriteStream();
         await pipeline(body, counter, out, putOptions.signal ? { signal: putOptions.signal } : {});
         if (putOptions.contentLength !== undefined && size !== putOptions.contentLength) {
           throw new Error(`blob ${key}: expected ${putOptions.contentLength} bytes, received ${size}`);
