@@ -141,15 +141,13 @@ type SqlName = keyof typeof SQL;
 /** The entry store's statements (for tests that check their plans). */
 export const ENTRY_SQL: Readonly<Record<SqlName, string>> = SQL;
 
-/** Where entry statements run: the node-postgres pool or one of its clients, or Prisma (init). */
+/**
+ * Where entry statements run: the node-postgres pool or one of its clients (array
+ * parameters in binary, binaryArray), or Prisma at init (every parameter as text, so arrays
+ * as literals, arrayLiteral). Each runner encodes the array parameters its own way.
+ */
 interface Queryable {
-  /**
-   * How array parameters travel: `binary`, PostgreSQL's binary array format (binaryArray);
-   * `literal`, array literals in text (arrayLiteral), for a runner that sends every
-   * parameter as text.
-   */
-  readonly arrays: 'binary' | 'literal';
-  query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>>;
+  query<R extends QueryResultRow>(name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>>;
 }
 
 /** Type OIDs of the array elements the statements use (`pg_type`: text, int4, bytea). */
@@ -244,12 +242,18 @@ class NamedQuery extends Query {
 /** The node-postgres pool, or one of its clients (a transaction), as a Queryable. */
 function pgQueryable(db: Pool | PoolClient): Queryable {
   return {
-    arrays: 'binary',
-    query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>> {
+    query<R extends QueryResultRow>(name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>> {
+      const types = ARRAY_PARAMETERS[name];
+      // An array parameter without a recognised cast goes as a literal (text reads as any type).
+      const params = values.map((v, i) => {
+        if (!Array.isArray(v)) return v;
+        const oid = types.get(i + 1);
+        return oid === undefined ? arrayLiteral(v) : binaryArray(v, oid);
+      });
       // With a callback either way: the pool answers a ready Query with a promise, a
       // client with the Query itself.
       return new Promise((resolve, reject) => {
-        const query = new NamedQuery(`secrets_${name}`, SQL[name], values);
+        const query = new NamedQuery(`secrets_${name}`, SQL[name], params);
         (db.query as (q: NamedQuery, cb: (err: Error | undefined, r: QueryResult<R>) => void) => unknown).call(db, query, (err, r) => (err ? reject(err) : resolve(r)));
       });
     },
@@ -278,17 +282,6 @@ export function arrayLiteral(items: readonly unknown[]): string {
   return `${out}}`;
 }
 
-/** Runs an entry statement, its array parameters encoded as `db` sends them. */
-function run<R extends QueryResultRow>(db: Queryable, name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>> {
-  const types = ARRAY_PARAMETERS[name];
-  const params = values.map((v, i) => {
-    if (!Array.isArray(v)) return v;
-    const oid = types.get(i + 1);
-    if (db.arrays === 'literal' || oid === undefined) return arrayLiteral(v);
-    return binaryArray(v, oid);
-  });
-  return db.query<R>(name, params);
-}
 
 /** Values as one binary parameter plus their 1-based offsets and lengths in it. */
 function packed(values: readonly Buffer[]): { bytes: Buffer; offsets: number[]; lengths: number[] } {
@@ -312,31 +305,31 @@ function underPrefix(name: 'deletePrefix' | 'listPaths', prefix: string): [SqlNa
 function txOps(db: Queryable): RawEntryTx {
   return {
     async get(path, options) {
-      const r = await run<Row>(db, options?.forUpdate ? 'getForUpdate' : options?.forShare ? 'getForShare' : 'get', [path]);
+      const r = await db.query<Row>(options?.forUpdate ? 'getForUpdate' : options?.forShare ? 'getForShare' : 'get', [path]);
       const row = r.rows[0];
       return row ? toBuffer(row.value) : null;
     },
     async put(path, value) {
-      await run(db, 'put', [path, value]);
+      await db.query('put', [path, value]);
     },
     async insert(path, value) {
-      const r = await run(db, 'insert', [path, value]);
+      const r = await db.query('insert', [path, value]);
       if (r.rowCount === 0) throw new EntryConflictError(path);
     },
     async delete(path) {
-      await run(db, 'delete', [path]);
+      await db.query('delete', [path]);
     },
     async replace(deletes, puts) {
       for (const p of puts) if (deletes.includes(p.path)) throw new Error(`replace: ${p.path} is both deleted and written`);
       const values = packed(puts.map((p) => p.value));
-      await run(db, 'replace', [[...deletes], puts.map((p) => p.path), values.bytes, values.offsets, values.lengths]);
+      await db.query('replace', [[...deletes], puts.map((p) => p.path), values.bytes, values.offsets, values.lengths]);
     },
     async deletePrefix(prefix) {
-      const r = await run(db, ...underPrefix('deletePrefix', prefix));
+      const r = await db.query(...underPrefix('deletePrefix', prefix));
       return r.rowCount ?? 0;
     },
     async listPaths(prefix) {
-      const r = await run<{ path: string }>(db, ...underPrefix('listPaths', prefix));
+      const r = await db.query<{ path: string }>(...underPrefix('listPaths', prefix));
       return r.rows.map((row) => row.path);
     },
   };
@@ -433,7 +426,7 @@ export function applyManyValues(items: readonly ApplyItem[]): unknown[] {
 
 /** Runs several applyIf items as one `applyMany` statement; whether each applied. */
 async function applyMany(db: Queryable, items: readonly ApplyItem[]): Promise<boolean[]> {
-  const r = await run<{ i: number }>(db, 'applyMany', applyManyValues(items));
+  const r = await db.query<{ i: number }>('applyMany', applyManyValues(items));
   const applied = items.map(() => false);
   for (const row of r.rows) applied[Number(row.i) - 1] = true;
   return applied;
@@ -468,8 +461,8 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
       const values = packed(item.puts.map((p) => p.value));
       const r =
         item.expected === null
-          ? await run(db, 'applyIfAbsent', [item.guardPath, item.next, item.deletes, paths, values.bytes, values.offsets, values.lengths])
-          : await run(db, 'applyIfEqual', [item.guardPath, item.next, item.expected, item.deletes, paths, values.bytes, values.offsets, values.lengths]);
+          ? await db.query('applyIfAbsent', [item.guardPath, item.next, item.deletes, paths, values.bytes, values.offsets, values.lengths])
+          : await db.query('applyIfEqual', [item.guardPath, item.next, item.expected, item.deletes, paths, values.bytes, values.offsets, values.lengths]);
       return r.rowCount === 1;
     },
     runMany: (items) => applyMany(db, items),
@@ -485,11 +478,11 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
     listPaths: base.listPaths,
     async getMany(paths) {
       if (paths.length === 0) return [];
-      const r = await run<Row>(db, 'getMany', [[...paths]]);
+      const r = await db.query<Row>('getMany', [[...paths]]);
       return r.rows.map((row): RawEntry => ({ path: row.path, value: toBuffer(row.value) }));
     },
     async getWithLast(path, prefix) {
-      const r = await run<Row & { k: number }>(db, 'getWithLast', [
+      const r = await db.query<Row & { k: number }>('getWithLast', [
         path,
         `${prefix}0000000000000000`,
         `${prefix}9999999999999999`,
@@ -526,14 +519,14 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
 /** Runs the entry statements inside a Prisma interactive transaction (init only). */
 function prismaQueryable(sql: SqlRunner): Queryable {
   return {
-    arrays: 'literal',
-    async query<R extends QueryResultRow>(name: SqlName, values: unknown[]): Promise<QueryResult<R>> {
+    async query<R extends QueryResultRow>(name: SqlName, values: readonly unknown[]): Promise<QueryResult<R>> {
       const text = SQL[name];
+      const params = values.map((v) => (Array.isArray(v) ? arrayLiteral(v) : v));
       if (/^\s*\(?\s*SELECT/i.test(text)) {
-        const rows = await sql.$queryRawUnsafe<R[]>(text, ...values);
+        const rows = await sql.$queryRawUnsafe<R[]>(text, ...params);
         return { rows, rowCount: rows.length } as unknown as QueryResult<R>;
       }
-      const n = await sql.$executeRawUnsafe(text, ...values);
+      const n = await sql.$executeRawUnsafe(text, ...params);
       return { rows: [], rowCount: n } as unknown as QueryResult<R>;
     },
   };
