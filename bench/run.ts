@@ -219,67 +219,42 @@ export async function runBench(options: {
 
   const isolate = options.isolate ?? true;
   const { log: _log, ...childCtx } = ctx;
+  const dir = options.scenariosDir ? { scenariosDir: options.scenariosDir } : {};
   const measure = (kind: 'baseline' | 'scenario', scenario: Scenario): Promise<Figures> =>
-    isolate
-      ? runIsolated({ kind, name: scenario.name, ctx: childCtx, ...(options.scenariosDir ? { scenariosDir: options.scenariosDir } : {}) }, log)
-      : runOne(scenario, ctx);
-
+    isolate ? runIsolated({ kind, name: scenario.name, ctx: childCtx, ...dir }, log) : runOne(scenario, ctx);
+  const interleave = options.interleave ?? 0;
+  const adjacent = options.adjacentBaselines ?? true;
   const baselines = {} as Record<BaselineName, Figures>;
+
+  /** A scenario's figures, the baseline figures its ratios come from, and how those were taken. */
+  async function measureScenario(s: Scenario): Promise<{ figures: Figures; base: Figures; how: Pick<ScenarioResult, 'bracket' | 'interleaved'> }> {
+    if (interleave > 0) {
+      log(`${s.name} and baseline ${s.baseline} in ${interleave} alternating slices each`);
+      const paired = isolate
+        ? await runIsolatedPaired({ kind: 'paired', name: s.name, slices: interleave, ctx: childCtx, ...dir }, log)
+        : await runPaired(s, ctx, interleave);
+      return { figures: paired.figures, base: paired.baseline, how: { interleaved: { slices: interleave } } };
+    }
+    if (!adjacent) return { figures: await measure('scenario', s), base: baselines[s.baseline], how: {} };
+    log(`baseline ${s.baseline} again, before ${s.name}`);
+    const before = await measure('baseline', BASELINES[s.baseline]);
+    const figures = await measure('scenario', s);
+    log(`baseline ${s.baseline} again, after ${s.name}`);
+    const after = await measure('baseline', BASELINES[s.baseline]);
+    return { figures, base: bracketMean(before, after), how: { bracket: { before, after } } };
+  }
+
   for (const [name, scenario] of Object.entries(BASELINES) as [BaselineName, Scenario][]) {
     log(`baseline ${name}: ${scenario.description}`);
     baselines[name] = await measure('baseline', scenario);
   }
   const results: ScenarioResult[] = [];
   const failed: { name: string; error: string }[] = [];
-  const interleave = options.interleave ?? 0;
   for (const s of selected) {
     log(`scenario ${s.name}: ${s.description}`);
-    if (interleave > 0) {
-      try {
-        log(`${s.name} and baseline ${s.baseline} in ${interleave} alternating slices each`);
-        const paired = isolate
-          ? await runIsolatedPaired({ kind: 'paired', name: s.name, slices: interleave, ctx: childCtx, ...(options.scenariosDir ? { scenariosDir: options.scenariosDir } : {}) }, log)
-          : await runPaired(s, ctx, interleave);
-        results.push({
-          name: s.name,
-          description: s.description,
-          baseline: s.baseline,
-          baselineFigures: paired.baseline,
-          interleaved: { slices: interleave },
-          ...paired.figures,
-          ...ratios(paired.figures, paired.baseline),
-        });
-      } catch (err) {
-        failed.push({ name: s.name, error: (err as Error).message });
-        log(`scenario ${s.name} failed: ${(err as Error).message}`);
-      }
-      continue;
-    }
     try {
-      const adjacent = options.adjacentBaselines ?? true;
-      let before: Figures | undefined;
-      if (adjacent) {
-        log(`baseline ${s.baseline} again, before ${s.name}`);
-        before = await measure('baseline', BASELINES[s.baseline]);
-      }
-      const figures = await measure('scenario', s);
-      let base = baselines[s.baseline];
-      let bracket: ScenarioResult['bracket'];
-      if (before) {
-        log(`baseline ${s.baseline} again, after ${s.name}`);
-        const after = await measure('baseline', BASELINES[s.baseline]);
-        bracket = { before, after };
-        base = bracketMean(before, after);
-      }
-      results.push({
-        name: s.name,
-        description: s.description,
-        baseline: s.baseline,
-        baselineFigures: base,
-        ...(bracket ? { bracket } : {}),
-        ...figures,
-        ...ratios(figures, base),
-      });
+      const { figures, base, how } = await measureScenario(s);
+      results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...how, ...figures, ...ratios(figures, base) });
     } catch (err) {
       failed.push({ name: s.name, error: (err as Error).message });
       log(`scenario ${s.name} failed: ${(err as Error).message}`);
