@@ -15,8 +15,11 @@ describe('bench statistics', () => {
   it('ratios compare throughput and p99 to the baseline', () => {
     const base = { reqPerSec: 1000, p50Ms: 1, p99Ms: 4, total: 1, failures: 0 };
     expect(ratios({ ...base, reqPerSec: 250, p99Ms: 10 }, base)).toEqual({ throughputRatio: 0.25, p99Ratio: 2.5 });
-    // A 0 ms p99 (autocannon rounds to whole ms) does not divide by zero.
+    // A 0 ms p99 (autocannon reports whole ms) counts as its 1 ms resolution: no division by
+    // zero, and no 3000x for a 3 ms p99 against a baseline's sub-millisecond one.
     expect(ratios({ ...base, p99Ms: 0 }, { ...base, p99Ms: 0 }).p99Ratio).toBe(1);
+    expect(ratios({ ...base, p99Ms: 3 }, { ...base, p99Ms: 0 }).p99Ratio).toBe(3);
+    expect(ratios({ ...base, p99Ms: 0.4 }, { ...base, p99Ms: 2 }).p99Ratio).toBe(0.5);
   });
 
   it('a closed-loop function run counts operations, latency and failures', async () => {

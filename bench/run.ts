@@ -90,12 +90,16 @@ export async function discoverScenarios(dir = join(BENCH_DIR, 'scenarios')): Pro
   return found;
 }
 
+/** The coarsest p99 any measurement reports (autocannon's whole milliseconds). */
+export const P99_RESOLUTION_MS = 1;
+
 export function ratios(result: Figures, baseline: Figures): { throughputRatio: number; p99Ratio: number } {
   const round = (x: number) => Math.round(x * 1000) / 1000;
   return {
     throughputRatio: round(result.reqPerSec / baseline.reqPerSec),
-    // Sub-millisecond p99s (autocannon reports whole ms) would make the ratio explode.
-    p99Ratio: round(Math.max(result.p99Ms, 0.001) / Math.max(baseline.p99Ms, 0.001)),
+    // autocannon reports whole milliseconds, so a p99 of 0 means "under 1 ms". Both sides are
+    // floored at that resolution: a 3 ms p99 against a baseline's 0 is 3x, not 3000x.
+    p99Ratio: round(Math.max(result.p99Ms, P99_RESOLUTION_MS) / Math.max(baseline.p99Ms, P99_RESOLUTION_MS)),
   };
 }
 
