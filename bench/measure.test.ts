@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { measureFunction, measureHttp, percentile } from './measure';
-import { bracketMean, combineSlices, discoverScenarios, formatReport, pairedOrder, ratios, type BenchReport } from './run';
+import { bracketMean, combineSlices, describePostgres, discoverScenarios, formatReport, pairedOrder, ratios, type BenchReport } from './run';
 
 describe('bench statistics', () => {
   it('nearest-rank percentiles', () => {
@@ -137,6 +137,7 @@ describe('bench scenarios', () => {
       warmupMs: 1000,
       isolated: true,
       interleave: 0,
+      postgres: { server_version: '15.19', autovacuum: 'on', fsync: 'on', synchronous_commit: 'on', shared_buffers: '128MB' },
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
         { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },
@@ -161,6 +162,19 @@ describe('bench scenarios', () => {
     expect(lines[5]).toMatch(/^z\s+node-http\s+400\s+1\.00\s+3\.00\s+0\.500\s+1\.000\s+0\s+800 \/ 3\.00\s+1000 \/ 600$/);
     expect(lines[6]).toMatch(/^w\s+node-http\s+70\s+1\.00\s+3\.00\s+0\.100\s+1\.000\s+0\s+700 \/ 3\.00\s+interleaved, 4 slices$/);
     expect(lines[7]).toMatch(/^y\s+FAILED\s+boom/);
+  });
+
+  it('describes the bench PostgreSQL, and says when its settings are not as deployed', () => {
+    const deployed = { server_version: '15.19 (Debian 15.19-0+deb12u1)', autovacuum: 'on', fsync: 'on', synchronous_commit: 'on', shared_buffers: '128MB' };
+    expect(describePostgres(deployed)).toEqual(['PostgreSQL 15.19 (Debian 15.19-0+deb12u1), autovacuum=on, fsync=on, synchronous_commit=on, shared_buffers=128MB']);
+    const ci = describePostgres({ ...deployed, autovacuum: 'off' });
+    expect(ci).toHaveLength(2);
+    expect(ci[0]).toContain('autovacuum=off');
+    expect(ci[1]).toMatch(/^autovacuum is off on this PostgreSQL: scenarios that write keep every dead row version/);
+    expect(describePostgres({ ...deployed, synchronous_commit: 'off' })[1]).toMatch(/do not wait for their WAL flush/);
+    expect(describePostgres({ ...deployed, fsync: 'off' })[1]).toMatch(/do not wait for their WAL flush/);
+    // synchronous_commit=local or remote_write still flushes locally.
+    expect(describePostgres({ ...deployed, synchronous_commit: 'local' })).toHaveLength(1);
   });
 
   it('combines slices of one target: mean rates and percentiles, summed counts', () => {

@@ -32,6 +32,12 @@ describe('bench/run.ts', () => {
   it('measures the baselines and reports a scenario as ratios to its baseline', async () => {
     const report = await runExpress();
     expect(report.failed).toEqual([]);
+    // The bench PostgreSQL's settings, as the server reports them.
+    expect(report.postgres.server_version).toMatch(/^\d+(\.\d+)?/);
+    expect(['on', 'off']).toContain(report.postgres.autovacuum);
+    expect(['on', 'off']).toContain(report.postgres.fsync);
+    expect(['on', 'off', 'local', 'remote_write', 'remote_apply']).toContain(report.postgres.synchronous_commit);
+    expect(report.postgres.shared_buffers).toMatch(/^\d+(kB|MB|GB)$/);
     for (const f of Object.values(report.baselines)) {
       expect(f.total).toBeGreaterThan(0);
       expect(f.failures).toBe(0);

@@ -26,6 +26,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { Client } from 'pg';
 import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
 import { runIsolated, runIsolatedPaired } from './isolate';
@@ -65,6 +66,8 @@ export interface BenchReport {
   readonly isolated: boolean;
   /** Slices per scenario and baseline when they alternated (0: not interleaved). */
   readonly interleave: number;
+  /** The bench's PostgreSQL settings that shape its figures (postgresSettings). */
+  readonly postgres: PostgresSettings;
   readonly baselines: Readonly<Record<BaselineName, Figures>>;
   readonly scenarios: ScenarioResult[];
   readonly failed: { name: string; error: string }[];
@@ -185,6 +188,43 @@ export async function runOne(scenario: Scenario, ctx: ScenarioContext): Promise<
   }
 }
 
+/** PostgreSQL settings that move the figures of scenarios that write. */
+export const POSTGRES_SETTINGS = ['server_version', 'autovacuum', 'fsync', 'synchronous_commit', 'shared_buffers'] as const;
+export type PostgresSettings = Readonly<Record<(typeof POSTGRES_SETTINGS)[number], string>>;
+
+/**
+ * The bench PostgreSQL's settings, recorded with every run. They are the server's own, not
+ * the service's: a machine whose PostgreSQL runs without autovacuum (some CI images) keeps
+ * every dead row version a write scenario leaves (a KV v2 write updates one row and
+ * replaces another) for the whole run, and without fsync or synchronous_commit it skips
+ * the commits' WAL flushes; neither is how PostgreSQL is deployed (infra/).
+ */
+export async function postgresSettings(url: string): Promise<PostgresSettings> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string; value: string }>(
+      'SELECT "name", current_setting("name") AS "value" FROM unnest($1::text[]) AS "s"("name")',
+      [POSTGRES_SETTINGS],
+    );
+    return Object.fromEntries(rows.map((r) => [r.name, r.value])) as PostgresSettings;
+  } finally {
+    await client.end();
+  }
+}
+
+/** What a run's log says about the bench's PostgreSQL: its settings, and what is unusual. */
+export function describePostgres(settings: PostgresSettings): string[] {
+  const lines = [`PostgreSQL ${POSTGRES_SETTINGS.map((k) => (k === 'server_version' ? settings[k] : `${k}=${settings[k]}`)).join(', ')}`];
+  if (settings.autovacuum !== 'on') {
+    lines.push('autovacuum is off on this PostgreSQL: scenarios that write keep every dead row version they leave for the run (a deployed PostgreSQL vacuums)');
+  }
+  if (settings.fsync !== 'on' || settings.synchronous_commit === 'off') {
+    lines.push('commits on this PostgreSQL do not wait for their WAL flush (fsync or synchronous_commit off): writes measure faster than they would deployed');
+  }
+  return lines;
+}
+
 export async function runBench(options: {
   databaseUrl: string;
   durationMs: number;
@@ -220,6 +260,8 @@ export async function runBench(options: {
   if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
   const selected = options.only && options.only.length > 0 ? all.filter((s) => options.only!.includes(s.name)) : all;
   const startedAt = new Date().toISOString();
+  const postgres = await postgresSettings(options.databaseUrl);
+  for (const line of describePostgres(postgres)) log(line);
 
   const isolate = options.isolate ?? true;
   const { log: _log, ...childCtx } = ctx;
@@ -274,6 +316,7 @@ export async function runBench(options: {
     warmupMs,
     isolated: isolate,
     interleave,
+    postgres,
     baselines,
     scenarios: results,
     failed,
