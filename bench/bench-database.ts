@@ -11,11 +11,12 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-export async function adminQuery(url: string, sql: string): Promise<void> {
+/** One statement on a connection of its own (opened and closed around it): its rows. */
+export async function adminQuery<R extends Record<string, unknown> = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query<R>(sql, params)).rows;
   } finally {
     await client.end();
   }
@@ -27,7 +28,9 @@ export async function createBenchDatabase(adminUrl: string, label: string): Prom
   const db: BenchDatabase = {
     name,
     url: withDatabase(adminUrl, name),
-    drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: async () => {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
   };
   try {
     await migrate({ url: db.url, migrationsDir: defaultMigrationsDir() });

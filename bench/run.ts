@@ -26,9 +26,9 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { Client } from 'pg';
 import { booleanEnv, ConfigError, databaseUrlEnv, durationEnv, loadEnv } from '@selfstack/config';
 import { BASELINES } from './baselines';
+import { adminQuery } from './bench-database';
 import { runIsolated, runIsolatedPaired } from './isolate';
 import { measureTarget, type ClientMode, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
@@ -200,17 +200,12 @@ export type PostgresSettings = Readonly<Record<(typeof POSTGRES_SETTINGS)[number
  * the commits' WAL flushes; neither is how PostgreSQL is deployed (infra/).
  */
 export async function postgresSettings(url: string): Promise<PostgresSettings> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ name: string; value: string }>(
-      'SELECT "name", current_setting("name") AS "value" FROM unnest($1::text[]) AS "s"("name")',
-      [POSTGRES_SETTINGS],
-    );
-    return Object.fromEntries(rows.map((r) => [r.name, r.value])) as PostgresSettings;
-  } finally {
-    await client.end();
-  }
+  const rows = await adminQuery<{ name: string; value: string }>(
+    url,
+    'SELECT "name", current_setting("name") AS "value" FROM unnest($1::text[]) AS "s"("name")',
+    [POSTGRES_SETTINGS],
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, r.value])) as PostgresSettings;
 }
 
 /** What a run's log says about the bench's PostgreSQL: its settings, and what is unusual. */
