@@ -356,5 +356,52 @@ path "secret/data/+/shared" { capabilities = ["read", "update"] }
       const down = await request(h.app).post('/v1/sys/mounts/up/tune').set(as(root)).send({ options: { version: '1' } });
       expect(down.status).toBe(400);
     });
+
+    it('sys/internal/ui/mounts shows a token only the mounts its policies reach (issue 33)', async () => {
+      await request(h.app).post('/v1/sys/mounts/ui-seen').set(as(root)).send({ type: 'kv-v2' }).expect(204);
+      await request(h.app).post('/v1/sys/mounts/ui-hidden').set(as(root)).send({ type: 'kv' }).expect(204);
+      await request(h.app)
+        .put('/v1/sys/policies/acl/ui-one')
+        .set(as(root))
+        .send({ policy: 'path "ui-seen/data/app/*" { capabilities = ["read"] }\npath "ui-hidden/*" { capabilities = ["deny"] }' })
+        .expect(204);
+      const onlyDefault = (await create(root, { policies: ['default'] })).client_token;
+      const one = (await create(root, { policies: ['ui-one'] })).client_token;
+
+      const all = await request(h.app).get('/v1/sys/internal/ui/mounts').set(as(root));
+      expect(all.status).toBe(200);
+      expect(Object.keys(all.body.data.secret)).toEqual(expect.arrayContaining(['ui-seen/', 'ui-hidden/']));
+      expect(Object.keys(all.body.data.auth)).toEqual(['token/']);
+
+      const none = await request(h.app).get('/v1/sys/internal/ui/mounts').set(as(onlyDefault));
+      expect(none.status).toBe(200);
+      expect(none.body.data.secret).not.toHaveProperty(['ui-seen/']);
+      expect(none.body.data.secret).not.toHaveProperty(['ui-hidden/']);
+      // The default policy reaches auth/token/lookup-self, so the token mount shows.
+      expect(Object.keys(none.body.data.auth)).toEqual(['token/']);
+
+      const some = await request(h.app).get('/v1/sys/internal/ui/mounts').set(as(one));
+      expect(some.status).toBe(200);
+      expect(some.body.data.secret['ui-seen/']).toMatchObject({ type: 'kv', options: { version: '2' } });
+      expect(some.body.data.secret).not.toHaveProperty(['ui-hidden/']);
+
+      const single = await request(h.app).get('/v1/sys/internal/ui/mounts/ui-seen/data/app/x').set(as(one));
+      expect(single.status).toBe(200);
+      expect(single.body.data).toMatchObject({ path: 'ui-seen/', type: 'kv', options: { version: '2' } });
+      const denied = (path: string) => ({ errors: [`preflight capability check returned 403, please ensure client's policies grant access to path "${path}"`] });
+      let r = await request(h.app).get('/v1/sys/internal/ui/mounts/ui-hidden/x').set(as(one));
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual(denied('ui-hidden/x/'));
+      r = await request(h.app).get('/v1/sys/internal/ui/mounts/ui-seen/x').set(as(onlyDefault));
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual(denied('ui-seen/x/'));
+      // A path under no mount answers exactly as a hidden one: no probing for mounts.
+      r = await request(h.app).get('/v1/sys/internal/ui/mounts/no-such-mount/x').set(as(one));
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual(denied('no-such-mount/x/'));
+      r = await request(h.app).get('/v1/sys/internal/ui/mounts/ui-seen/x').set(as('not-a-token'));
+      expect(r.status).toBe(403);
+      expect(r.body).toEqual({ errors: [INVALID_TOKEN] });
+    });
   });
 });

@@ -97,4 +97,31 @@ describe('policy documents', () => {
     await expect(parsePolicy('x', 'path "a" { colour = "red" }')).rejects.toMatchObject({ status: 400 });
     await expect(parsePolicy('x', '{"path": 1')).rejects.toMatchObject({ status: 400 });
   });
+
+  it('hasMountAccess: a capability on the mount or anywhere under it (issue 33)', async () => {
+    const acl = compileAcl([
+      await parsePolicy(
+        'p',
+        `
+path "kv/data/app/*" { capabilities = ["read"] }
+path "locked/*" { capabilities = ["deny"] }
+path "teams/+/shared" { capabilities = ["list"] }
+path "exact/only/this" { capabilities = ["update"] }
+path "pre*" { capabilities = ["read"] }
+path "auth/token/lookup-self" { capabilities = ["read"] }
+`,
+      ),
+    ]);
+    expect(acl.hasMountAccess('kv/')).toBe(true);
+    expect(acl.hasMountAccess('locked/')).toBe(false);
+    expect(acl.hasMountAccess('teams/')).toBe(true);
+    expect(acl.hasMountAccess('teams/x/')).toBe(true);
+    expect(acl.hasMountAccess('exact/')).toBe(true);
+    expect(acl.hasMountAccess('prefix/')).toBe(true);
+    expect(acl.hasMountAccess('auth/token/')).toBe(true);
+    expect(acl.hasMountAccess('other/')).toBe(false);
+    expect(acl.hasMountAccess('kv2/')).toBe(false);
+    expect(compileAcl([]).hasMountAccess('kv/')).toBe(false);
+    expect(ROOT_ACL.hasMountAccess('anything/')).toBe(true);
+  });
 });

@@ -53,6 +53,12 @@ export interface Acl {
   allows(path: string, cap: CapabilityName): boolean;
   /** Sorted names as `sys/capabilities-self` reports them. */
   capabilityNames(path: string): string[];
+  /**
+   * Whether any rule gives a capability on the mount path `mountPath` (ending in `/`) or
+   * on a path under it: the anchor's `hasMountAccess`, which decides what
+   * `sys/internal/ui/mounts` shows.
+   */
+  hasMountAccess(mountPath: string): boolean;
 }
 
 function escapeRegex(s: string): string {
@@ -125,6 +131,7 @@ export const ROOT_ACL: Acl = {
   capabilities: () => ~CAP.deny & 0x7ff,
   allows: () => true,
   capabilityNames: () => ['root'],
+  hasMountAccess: () => true,
 };
 
 export function compileAcl(policies: readonly PolicyDocument[]): Acl {
@@ -163,5 +170,31 @@ export function compileAcl(policies: readonly PolicyDocument[]): Acl {
       return (bits & CAP.deny) === 0 && (bits & CAP[cap]) !== 0;
     },
     capabilityNames: (path) => capabilityNamesOf(capabilities(path)),
+    hasMountAccess(mountPath) {
+      const granted = (bits: number): boolean => bits !== 0 && (bits & CAP.deny) === 0;
+      if (granted(capabilities(mountPath))) return true;
+      for (const [pattern, bits] of exact) if (pattern.startsWith(mountPath) && granted(bits)) return true;
+      const mountSegments = mountPath.replace(/\/$/, '').split('/');
+      for (const rule of globList) {
+        if (!granted(rule.caps)) continue;
+        const body = rule.endsWithStar ? rule.pattern.slice(0, -1) : rule.pattern;
+        if (rule.plusCount === 0) {
+          if (body.startsWith(mountPath)) return true;
+          continue;
+        }
+        // A `+` rule reaches the mount when the mount's segments match its leading ones
+        // (the anchor's CheckAllowedFromNonExactPaths with bareMount).
+        const ruleSegments = body.split('/');
+        if (mountSegments.length > ruleSegments.length) continue;
+        const matches = mountSegments.every((seg, i) => {
+          const r = ruleSegments[i] as string;
+          if (r === '+') return true;
+          if (rule.endsWithStar && i === ruleSegments.length - 1) return seg.startsWith(r);
+          return r === seg;
+        });
+        if (matches) return true;
+      }
+      return false;
+    },
   };
 }

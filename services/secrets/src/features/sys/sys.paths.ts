@@ -2,7 +2,7 @@
 // work without a token and while sealed (init, seal-status, unseal, health, leader; bare
 // JSON bodies), and the logical ones (envelope, token + ACL).
 import { z } from 'zod';
-import { badRequest, notFound } from '../../core/errors';
+import { badRequest, notFound, SecretsError } from '../../core/errors';
 import { parseSeconds } from '../../core/duration';
 import { RawResponse, respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsPathSpec } from '../../http/request-context';
@@ -402,14 +402,24 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
       fields: { path: { schema: str, in: 'path', required: true, description: 'A path inside a mount.' } },
       operations: {
         async read(ctx) {
+          // Issue 33: as the anchor (logical_system.go, hasMountAccess), only mounts the
+          // caller's policies reach: any capability on the mount path or on a path under
+          // it. The single-mount form answers 403 for a mount the caller cannot reach and
+          // for a path under no mount alike, so it cannot be used to probe for mounts.
+          const acl = ctx.extra.acl;
+          const reaches = (mountPath: string): boolean => acl !== null && acl.hasMountAccess(mountPath);
           if (ctx.data.path === '') {
             await mounts.refresh();
             const secret: Record<string, unknown> = {};
-            for (const m of mounts.list()) secret[m.path] = renderMount(m);
-            return respondWith({ data: { auth: { 'token/': TOKEN_AUTH_MOUNT }, secret } });
+            for (const m of mounts.list()) if (reaches(m.path)) secret[m.path] = renderMount(m);
+            const auth: Record<string, unknown> = reaches('auth/token/') ? { 'token/': TOKEN_AUTH_MOUNT } : {};
+            return respondWith({ data: { auth, secret } });
           }
           const m = await mounts.resolve(ctx.data.path);
-          if (!m) throw badRequest(`preflight capability check returned 403, please ensure client's policies grant access to path "${ctx.data.path}/"`);
+          if (!m || !reaches(m.path)) {
+            const shown = ctx.data.path.endsWith('/') ? ctx.data.path : `${ctx.data.path}/`;
+            throw new SecretsError(403, [`preflight capability check returned 403, please ensure client's policies grant access to path ${JSON.stringify(shown)}`]);
+          }
           return respondWith({ data: { ...renderMount(m), path: m.path } });
         },
       },

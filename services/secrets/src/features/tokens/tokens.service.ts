@@ -298,16 +298,29 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
 
     async use(entry) {
       if (entry.numUses === 0) return entry;
-      const current = await storage.transaction(async (tx) => {
+      // Issue 33: the use is counted, and the last use revokes the token, in the one
+      // transaction that admits the request. A request waiting on the row lock then finds
+      // the row gone (403), never the count as it stood before the last use.
+      const { current, children } = await storage.transaction(async (tx) => {
         const raw = await tx.get(ID_PREFIX + entry.hash, { forUpdate: true });
         if (!raw) throw invalidToken();
         const e = decode(raw);
+        if (expired(e) || e.numUses <= 0) throw invalidToken();
         e.numUses -= 1;
-        if (e.numUses > 0) await tx.put(ID_PREFIX + entry.hash, encode(e));
-        return e;
+        if (e.numUses > 0) {
+          await tx.put(ID_PREFIX + entry.hash, encode(e));
+          return { current: e, children: [] as string[] };
+        }
+        const kids = await tx.listPaths(`${PARENT_PREFIX}${entry.hash}/`);
+        await tx.delete(ID_PREFIX + entry.hash);
+        await tx.delete(ACCESSOR_PREFIX + salt.hash(e.accessor));
+        if (e.parent) await tx.delete(`${PARENT_PREFIX}${e.parent}/${entry.hash}`);
+        await tx.deletePrefix(`${PARENT_PREFIX}${entry.hash}/`);
+        return { current: e, children: kids.map((p) => p.slice(PARENT_PREFIX.length + entry.hash.length + 1)) };
       });
-      if (current.numUses <= 0) await revokeTree(entry.hash);
-      else invalidate(entry.hash);
+      invalidate(entry.hash);
+      // The token's own row is gone with the transaction; its children follow it.
+      for (const child of children) await revokeTree(child);
       return current;
     },
 
