@@ -64,6 +64,9 @@ export interface PathSpec<F extends FieldMap = FieldMap, X = unknown> {
   operationSummaries?: Partial<Record<Operation, string>>;
   /** `stream`: the kit does not read the body (uploads); the handler reads `ctx.req`. */
   body?: 'json' | 'stream';
+  /** `stream`: a successful answer is a stream that lasts until the client goes away (the
+   * scheduler's event stream); tools that walk the tables must not wait for its end. */
+  response?: 'stream';
   /** Arbitrary keys are the data (KV v1 writes): no unknown-parameter reporting. */
   takesArbitraryInput?: boolean;
   /** OpenAPI `x-vault-unauthenticated`. */

@@ -6,6 +6,9 @@ export type Closer = (() => unknown) | { name: string; close: () => unknown };
 
 export interface ShutdownOptions {
   listeners: readonly Pick<Listener, 'close'>[];
+  /** Run in order once the shutdown starts, before the listeners drain: ends requests that
+   * would otherwise hold the drain until its timeout (event streams). */
+  beforeDrain?: readonly Closer[];
   /** Run in order, after every listener drained. */
   closers?: readonly Closer[];
   logger: Logger;
@@ -38,17 +41,21 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
   const run = (reason = 'shutdown'): Promise<void> => {
     running ??= (async () => {
       logger.info('shutting down', { reason, drain_timeout_ms: drainTimeoutMs });
-      await Promise.all(listeners.map((l) => l.close({ drainTimeoutMs })));
       let failed = false;
-      for (const [index, closer] of closers.entries()) {
-        const name = typeof closer === 'function' ? closer.name || `closer ${index}` : closer.name;
-        try {
-          await (typeof closer === 'function' ? closer() : closer.close());
-        } catch (err) {
-          failed = true;
-          logger.error('closer failed', { closer: name, error: err instanceof Error ? err.message : String(err) });
+      const runClosers = async (list: readonly Closer[]): Promise<void> => {
+        for (const [index, closer] of list.entries()) {
+          const name = typeof closer === 'function' ? closer.name || `closer ${index}` : closer.name;
+          try {
+            await (typeof closer === 'function' ? closer() : closer.close());
+          } catch (err) {
+            failed = true;
+            logger.error('closer failed', { closer: name, error: err instanceof Error ? err.message : String(err) });
+          }
         }
-      }
+      };
+      await runClosers(options.beforeDrain ?? []);
+      await Promise.all(listeners.map((l) => l.close({ drainTimeoutMs })));
+      await runClosers(closers);
       logger.info('shutdown complete', { reason, exit_code: failed ? 1 : 0 });
       exit(failed ? 1 : 0);
     })();

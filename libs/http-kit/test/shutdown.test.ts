@@ -106,4 +106,20 @@ describe('installShutdown', () => {
     await flush();
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'closer failed', closer: 'b', error: 'quit failed' }));
   });
+
+  it('runs beforeDrain closers before the listeners drain, then the closers', async () => {
+    const { logger } = capturedLogger();
+    const order: string[] = [];
+    const shutdown = installShutdown({
+      listeners: [{ close: async () => void order.push('listener') }],
+      beforeDrain: [{ name: 'streams', close: () => void order.push('streams') }],
+      closers: [{ name: 'db', close: () => void order.push('db') }],
+      logger,
+      signals: [],
+      exit: () => undefined,
+    });
+    await shutdown('test');
+    shutdown.uninstall();
+    expect(order).toEqual(['streams', 'listener', 'db']);
+  });
 });

@@ -1,6 +1,6 @@
 export { createStateStore, type CreateStateStoreOptions, type StatePrismaClient, type StateStore, type WriteContext } from './state-store';
 export { StateStoreClosedError, StateWriteTimeoutError } from './errors';
-export { groupIntoFrames } from './sql';
+export { groupIntoFrames, type PruneEventsOptions } from './sql';
 export type {
   BlockingQueryOptions,
   BlockingResult,

@@ -19,6 +19,14 @@ export interface StateSql {
   globalIndex: string;
   eventsAfter: string;
   framesAfter: string;
+  // Retention (issue 27): the index of the event `$1` places from the newest (events
+  // older than that frame go), the newest index older than a cut-off time, and a bounded
+  // delete of everything below an index (frames are never cut: a frame's rows share
+  // their index and their transaction's timestamp).
+  nthNewestIndex: string;
+  newestIndexBefore: string;
+  deleteBelow: string;
+  oldestIndex: string;
 }
 
 export function buildStateSql(schema: string): StateSql {
@@ -50,6 +58,12 @@ export function buildStateSql(schema: string): StateSql {
       FROM (SELECT 1) AS "one"
       LEFT JOIN ${s}."event_log" e ON e."index" > $1::bigint AND e."index" <= (SELECT MAX("index") FROM "idx")
       ORDER BY e."index", e."seq"`,
+    nthNewestIndex: `SELECT "index" FROM ${s}."event_log" ORDER BY "index" DESC, "seq" DESC OFFSET $1 LIMIT 1`,
+    // Walks the primary key from the newest row back to the first one older than the
+    // cut-off: after the count limit, at most that many rows.
+    newestIndexBefore: `SELECT "index" FROM ${s}."event_log" WHERE "created_at" < $1::timestamptz ORDER BY "index" DESC, "seq" DESC LIMIT 1`,
+    deleteBelow: `DELETE FROM ${s}."event_log" WHERE ("index", "seq") IN (SELECT "index", "seq" FROM ${s}."event_log" WHERE "index" < $1::bigint ORDER BY "index", "seq" LIMIT $2)`,
+    oldestIndex: `SELECT MIN("index") AS "index" FROM ${s}."event_log"`,
   };
 }
 
@@ -157,4 +171,42 @@ export function groupIntoFrames(events: readonly StoredEvent[]): EventFrame[] {
     else frames.push({ index: event.index, events: [event] });
   }
   return frames;
+}
+
+export interface PruneEventsOptions {
+  // Keep at least this many (at least 1) of the newest events (whole frames: a few more may stay).
+  keepEvents: number;
+  // Drop frames written longer ago than this (0: no age limit).
+  maxAgeMs: number;
+  // Rows deleted per statement, so no single statement holds many row locks for long.
+  batchRows?: number;
+}
+
+export async function pruneEvents(db: RawSqlClient, sql: StateSql, options: PruneEventsOptions, now: Date): Promise<number> {
+  const keep = Math.max(1, Math.floor(options.keepEvents));
+  let cutoff = 0;
+  // The frame holding the keep-th newest event stays whole; everything below it goes.
+  const byCount = await db.$queryRawUnsafe<{ index: bigint | number | string }[]>(sql.nthNewestIndex, keep - 1);
+  if (byCount[0]) cutoff = Number(byCount[0].index);
+  if (options.maxAgeMs > 0) {
+    const before = new Date(now.getTime() - options.maxAgeMs).toISOString();
+    const byAge = await db.$queryRawUnsafe<{ index: bigint | number | string }[]>(sql.newestIndexBefore, before);
+    // Frames at or below the newest too-old index are all too old (indexes follow commit
+    // order and a frame shares one timestamp): delete below the next index.
+    if (byAge[0]) cutoff = Math.max(cutoff, Number(byAge[0].index) + 1);
+  }
+  if (cutoff <= 0) return 0;
+  const batch = options.batchRows ?? 5000;
+  let deleted = 0;
+  for (;;) {
+    const n = await db.$executeRawUnsafe(sql.deleteBelow, BigInt(cutoff), batch);
+    deleted += n;
+    if (n < batch) return deleted;
+  }
+}
+
+export async function readOldestIndex(db: RawSqlClient, sql: StateSql): Promise<number | null> {
+  const rows = await db.$queryRawUnsafe<{ index: bigint | number | string | null }[]>(sql.oldestIndex);
+  const v = rows[0]?.index;
+  return v === null || v === undefined ? null : Number(v);
 }

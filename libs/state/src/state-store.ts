@@ -5,7 +5,7 @@ import type { Bus } from '@selfstack/bus';
 import type { Prisma } from '@selfstack/db';
 import { StateStoreClosedError, StateWriteTimeoutError, isTransactionTimeout } from './errors';
 import { EventHub } from './event-hub';
-import { buildStateSql, nextIndex, readCurrentIndex, readEventsAfter, recordWrite } from './sql';
+import { buildStateSql, nextIndex, pruneEvents, readCurrentIndex, readEventsAfter, readOldestIndex, recordWrite, type PruneEventsOptions } from './sql';
 import type {
   BlockingQueryOptions,
   BlockingResult,
@@ -44,6 +44,12 @@ export interface StateStore<Tx = Prisma.TransactionClient> {
   createEventTail(options: EventTailOptions): EventTail;
   // Open event tails (tests and metrics).
   eventTailCount(): number;
+  // Retention of the event log (issue 27): deletes whole frames beyond the newest
+  // `keepEvents` events or older than `maxAgeMs`; returns the rows deleted. A stream that
+  // asks for an index no longer kept starts at the oldest one left.
+  pruneEvents(options: PruneEventsOptions): Promise<number>;
+  // Lowest index still in the event log, null when it is empty.
+  oldestEventIndex(): Promise<number | null>;
   // Unsubscribes from the bus and closes every tail; does not close the bus or Prisma.
   close(): Promise<void>;
 }
@@ -330,6 +336,8 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     eventsAfter: (index, eventOptions) => readEventsAfter(prisma, sql, index, eventOptions?.limit ?? 1000),
     createEventTail: (tailOptions) => hub.createTail(tailOptions),
     eventTailCount: () => hub.openTails,
+    pruneEvents: (pruneOptions) => pruneEvents(prisma, sql, pruneOptions, new Date()),
+    oldestEventIndex: () => readOldestIndex(prisma, sql),
     async close() {
       if (closed) return;
       closed = true;

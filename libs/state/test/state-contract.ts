@@ -735,6 +735,54 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         expect(store.eventTailCount()).toBe(0);
       });
 
+      it('prunes whole frames beyond the newest keepEvents events; a tail from below starts at the oldest kept', async () => {
+        const { store } = ctx;
+        expect(await store.oldestEventIndex()).toBeNull();
+        expect(await store.pruneEvents({ keepEvents: 10, maxAgeMs: 0 })).toBe(0);
+        const writes: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          writes.push(
+            (
+              await store.withWrite(['jobs'], async ({ emit }) => {
+                emit(job(`p${i}a`));
+                emit(job(`p${i}b`));
+              })
+            ).index,
+          );
+        }
+        // 12 events in 6 frames of 2. Keep 5: the frame holding the 5th newest event stays
+        // whole, so 6 events (3 frames) remain.
+        expect(await store.pruneEvents({ keepEvents: 5, maxAgeMs: 0, batchRows: 2 })).toBe(6);
+        expect((await store.eventsAfter(0)).map((e) => e.key)).toEqual(['p3a', 'p3b', 'p4a', 'p4b', 'p5a', 'p5b']);
+        expect(await store.oldestEventIndex()).toBe(writes[3]);
+        // Idempotent.
+        expect(await store.pruneEvents({ keepEvents: 5, maxAgeMs: 0 })).toBe(0);
+        // Keep 3: the frame holding the 3rd newest event (p4b) stays whole.
+        expect(await store.pruneEvents({ keepEvents: 3, maxAgeMs: 0 })).toBe(2);
+        expect(await store.pruneEvents({ keepEvents: 4, maxAgeMs: 0 })).toBe(0);
+        expect((await store.eventsAfter(0)).map((e) => e.key)).toEqual(['p4a', 'p4b', 'p5a', 'p5b']);
+        expect(await store.pruneEvents({ keepEvents: 2, maxAgeMs: 0 })).toBe(2);
+        expect((await store.eventsAfter(0)).map((e) => e.key)).toEqual(['p5a', 'p5b']);
+        const tail = store.createEventTail({ fromIndex: 0 });
+        const first = await tail.next();
+        expect(first.value?.index).toBe(writes[5]);
+        tail.close();
+      });
+
+      it('prunes frames older than maxAgeMs, never part of a frame', async () => {
+        const { store } = ctx;
+        const old = await store.withWrite(['jobs'], async ({ emit }) => {
+          emit(job('old-a'));
+          emit(job('old-b'));
+        });
+        await sleep(300);
+        const young = await store.withWrite(['jobs'], async ({ emit }) => emit(job('young')));
+        expect(await store.pruneEvents({ keepEvents: 1000, maxAgeMs: 60_000 })).toBe(0);
+        expect(await store.pruneEvents({ keepEvents: 1000, maxAgeMs: 150 })).toBe(2);
+        expect((await store.eventsAfter(0)).map((e) => `${e.index}:${e.key}`)).toEqual([`${young.index}:young`]);
+        expect(old.index).toBeLessThan(young.index);
+      });
+
       it('closes on abort and when the store closes; for-await ends cleanly', async () => {
         const store = await ctx.makeStore();
         const controller = new AbortController();

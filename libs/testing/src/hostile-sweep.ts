@@ -19,6 +19,9 @@ export interface SweepRoute {
   dataFields: CompiledField[];
   /** `body: 'stream'` routes read the raw body themselves (uploads, archives). */
   stream: boolean;
+  /** `response: 'stream'` routes answer with an endless stream (event stream): a request
+   * is done once the head and the first bytes of a 2xx body arrived. */
+  streamsResponse: boolean;
   /** PathSpec metadata (e.g. `unauthenticated`). */
   unauthenticated: boolean;
 }
@@ -72,6 +75,7 @@ export function sweepRoutes(app: object, tables: readonly MountedTable[] = mount
           params,
           dataFields: entry.dataFields,
           stream: entry.spec.body === 'stream',
+          streamsResponse: entry.spec.response === 'stream',
           unauthenticated: entry.spec.unauthenticated === true,
         });
       }
@@ -224,6 +228,8 @@ export function rawRequest(
   agent: http.Agent,
   c: { method: string; path: string; headers: Record<string, string>; body?: string | Buffer },
   timeoutMs = 10_000,
+  /** A 2xx answer is an endless stream: resolve with its first bytes and close it. */
+  streamsResponse = false,
 ): Promise<SweepResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
@@ -239,7 +245,13 @@ export function rawRequest(
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
+        const endless = streamsResponse && (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+        res.on('data', (d: Buffer) => {
+          chunks.push(d);
+          if (!endless) return;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
+          req.destroy();
+        });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       },
@@ -284,7 +296,7 @@ export async function runSweep(cases: readonly SweepCase[], options: SweepOption
     let res: SweepResponse;
     const requestId = `sweep-${++seq}`;
     try {
-      res = await rawRequest(options.baseUrl, agent, { ...c, headers: { ...c.headers, 'X-Request-Id': requestId } });
+      res = await rawRequest(options.baseUrl, agent, { ...c, headers: { ...c.headers, 'X-Request-Id': requestId } }, 10_000, c.route.streamsResponse);
     } catch (err) {
       // A 413 may close the connection before the client finished writing the body.
       if (c.name === 'body over the limit' && /EPIPE|ECONNRESET/.test(String(err))) {

@@ -19,6 +19,8 @@ import { systemClock, type Clock, type Db } from './features/common/common.types
 import { deploymentPaths } from './features/deployments/deployments.paths';
 import { createDeploymentService } from './features/deployments/deployments.service';
 import { createDeploymentStore } from './features/deployments/deployments.store';
+import { createEventStreamService, DEFAULT_EVENT_STREAM_SETTINGS, type EventStreamSettings } from './features/events/event-stream.service';
+import { eventPaths } from './features/events/events.paths';
 import { evaluationPaths } from './features/evaluations/evaluations.paths';
 import { createEvaluationService } from './features/evaluations/evaluations.service';
 import { createEvaluationStore } from './features/evaluations/evaluations.store';
@@ -47,6 +49,8 @@ export interface SchedulerConfig {
   peers: Readonly<Record<string, string>>;
   version: string;
   maxRequestBytes?: number;
+  /** Event stream timings (default: the anchor's 30 s heartbeat). */
+  eventStream?: Partial<EventStreamSettings>;
 }
 
 export interface AppDeps {
@@ -56,6 +60,8 @@ export interface AppDeps {
   config: SchedulerConfig;
   clock?: Clock;
   readiness?: () => Promise<Record<string, boolean>>;
+  /** Aborted when the process starts shutting down (ends event streams before the drain). */
+  stopping?: AbortSignal;
 }
 
 export function buildApp(deps: AppDeps): Express {
@@ -85,6 +91,12 @@ export function buildApp(deps: AppDeps): Express {
   const evals = createEvaluationService({ ...s, evalStore, allocStore });
   const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock });
   const namespaces = createNamespaceService({ ...s, namespaceStore, jobStore, region: config.region });
+  const eventStream = createEventStreamService({
+    state,
+    resolveIdentity: (secret) => acl.resolve(secret),
+    settings: { ...DEFAULT_EVENT_STREAM_SETTINGS, ...config.eventStream },
+    ...(deps.stopping ? { stopping: deps.stopping } : {}),
+  });
 
   const table: AnyPathSpec<RequestExtra>[] = [
     ...jobPaths(jobs),
@@ -94,6 +106,7 @@ export function buildApp(deps: AppDeps): Express {
     ...deploymentPaths(deployments),
     ...namespacePaths(namespaces),
     ...aclPaths(acl),
+    ...eventPaths(eventStream),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

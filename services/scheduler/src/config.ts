@@ -1,6 +1,6 @@
 // Configuration from the environment, parsed once (docs/scheduler.md "Configuration").
 import { z } from 'zod';
-import { booleanEnv, loadEnv, sharedEnv, type EnvSource } from '@selfstack/config';
+import { booleanEnv, durationEnv, integerEnv, loadEnv, sharedEnv, type EnvSource } from '@selfstack/config';
 
 const optionalString = z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.string().optional());
 
@@ -50,7 +50,21 @@ export const schedulerEnvSchema = z.object({
     (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : Number(v)) : v),
     z.number({ message: 'must be a whole number of milliseconds (0 = off)' }).int().min(0).max(60_000).default(20),
   ),
+  // Event stream (issue 27; docs/scheduler.md "Event stream"): the durable backlog keeps
+  // the newest SCHEDULER_EVENT_RETENTION_EVENTS events and none older than
+  // SCHEDULER_EVENT_RETENTION_AGE (0 = no age limit), pruned every
+  // SCHEDULER_EVENT_PRUNE_INTERVAL; heartbeats every SCHEDULER_EVENT_HEARTBEAT (the
+  // anchor's 30 s); a consumer that does not drain for SCHEDULER_EVENT_SLOW_CONSUMER is
+  // ended with an error line naming the index to resume from.
+  SCHEDULER_EVENT_RETENTION_EVENTS: integerEnv(100_000, { min: 1, max: 100_000_000, what: 'a whole number of events (at least 1)' }),
+  SCHEDULER_EVENT_RETENTION_AGE: durationEnv('24h'),
+  SCHEDULER_EVENT_PRUNE_INTERVAL: durationEnv('30s'),
+  SCHEDULER_EVENT_HEARTBEAT: durationEnv('30s'),
+  SCHEDULER_EVENT_SLOW_CONSUMER: durationEnv('30s'),
 }).superRefine((env, ctx) => {
+  for (const key of ['SCHEDULER_EVENT_PRUNE_INTERVAL', 'SCHEDULER_EVENT_HEARTBEAT', 'SCHEDULER_EVENT_SLOW_CONSUMER'] as const) {
+    if (env[key] < 10) ctx.addIssue({ code: 'custom', path: [key], message: 'must be at least 10ms' });
+  }
   if (env.SCHEDULER_WORKERS !== 1 && !env.REDIS_URL) {
     ctx.addIssue({
       code: 'custom',

@@ -11,6 +11,7 @@ import { CONFIG_ERROR_EXIT_CODE, createListener, followPrimary, installShutdown,
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
+import { startEventLogPruner } from './features/events/event-log-pruner';
 import type { Db } from './features/common/common.types';
 import { idleGcOptions, loadSchedulerEnv } from './config';
 
@@ -37,7 +38,9 @@ async function main(): Promise<void> {
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
 
+  const stopping = new AbortController();
   const app = buildApp({
+    stopping: stopping.signal,
     prisma,
     state,
     logger,
@@ -51,10 +54,16 @@ async function main(): Promise<void> {
       peers: env.SCHEDULER_PEER_REGIONS,
       version: '2.0.6',
       maxRequestBytes: env.MAX_REQUEST_BYTES,
+      eventStream: { heartbeatMs: env.SCHEDULER_EVENT_HEARTBEAT, slowConsumerMs: env.SCHEDULER_EVENT_SLOW_CONSUMER },
     },
     readiness: async () => ({
       postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
     }),
+  });
+  const pruner = startEventLogPruner({
+    state,
+    logger,
+    retention: { keepEvents: env.SCHEDULER_EVENT_RETENTION_EVENTS, maxAgeMs: env.SCHEDULER_EVENT_RETENTION_AGE, intervalMs: env.SCHEDULER_EVENT_PRUNE_INTERVAL },
   });
   const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
   const listener = await createListener(app, {
@@ -66,7 +75,9 @@ async function main(): Promise<void> {
   logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED, worker: cluster.worker?.id ?? 0 });
   const shutdown = installShutdown({
     listeners: [listener],
+    beforeDrain: [{ name: 'event streams', close: () => stopping.abort() }],
     closers: [
+      { name: 'event log pruner', close: async () => pruner.stop() },
       { name: 'state', close: () => state.close() },
       { name: 'bus', close: () => bus.close() },
       { name: 'prisma', close: () => prisma.$disconnect() },

@@ -43,6 +43,9 @@ export function emptyWriteReply(index: number): Reply {
   return make(undefined, writeIndexHeaders(index));
 }
 
+/** What a handler that wrote its own response (the event stream) answers: nothing more to write. */
+export const STREAMED: unique symbol = Symbol('scheduler-streamed');
+
 function isReply(v: unknown): v is Reply {
   return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[REPLY] === true;
 }
@@ -95,6 +98,7 @@ function gzipped(text: Buffer, pretty: boolean, e: Encoded): Promise<Buffer> {
 const GZIP = /\bgzip\b/i;
 
 export async function respond(ctx: OperationContext<Record<string, never>, RequestExtra>, result: unknown, res: Response): Promise<void> {
+  if (result === STREAMED) return;
   const reply = isReply(result) ? result : make(result);
   // Statuses come from this module (200 or a handler's own constant): no need for
   // Express's validating res.status() on every response.

@@ -27,7 +27,9 @@ export interface NodeServiceDeps extends SchedulerState {
 const NODE_STATUSES = ['initializing', 'ready', 'down', 'disconnected'];
 
 function nodeEvent(type: string, node: Node) {
-  return { topic: 'Node', type, key: node.ID, namespace: '', filterKeys: null, payload: { Node: node } };
+  // The spec gives drains their own topic (`NodeDrain`, payload Node); the anchor uses `Node`.
+  // A `Node` subscription receives both (features/events/event-topics.ts).
+  return { topic: type === 'NodeDrain' ? 'NodeDrain' : 'Node', type, key: node.ID, namespace: '', filterKeys: null, payload: { Node: node } };
 }
 
 function nodeEventEntry(message: string, index: number, clock: Clock, details: JsonObject | null = null): JsonObject {
