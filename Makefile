@@ -37,6 +37,7 @@ dev: install generate
 
 typecheck: install generate
 	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p services/console/tsconfig.json --noEmit
 
 lint: install
 	npx eslint .
