@@ -81,11 +81,14 @@ export function mountConsole(app: Express, options: MountConsoleOptions = {}): v
     return h;
   };
 
-  app.get('/ui', (_req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(301, '/ui/');
-  });
-  app.get('/ui/{*rest}', documentHelmet, async (req: Request, res: Response, next: NextFunction) => {
+  // One route for /ui and /ui/...: Express matches both either way (non-strict routing),
+  // so a separate /ui redirect route would also catch /ui/ and loop.
+  app.get(['/ui', '/ui/{*rest}'], documentHelmet, async (req: Request, res: Response, next: NextFunction) => {
+    if (req.path === '/ui') {
+      res.setHeader('Cache-Control', 'no-store');
+      res.redirect(301, '/ui/');
+      return;
+    }
     const dir = dirNow();
     const sub = req.path.slice('/ui'.length);
     if (dir && sub.startsWith('/assets/')) {

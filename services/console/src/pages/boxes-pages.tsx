@@ -59,7 +59,7 @@ export function BoxesPage({ q, provider, sort }: { q: string; provider: string; 
       <form
         className="filter-form"
         role="search"
-        aria-label="Search boxes"
+        aria-label="Box search"
         onSubmit={(e) => {
           e.preventDefault();
           navigate(href({ page: 'boxes', q: text.trim(), provider: prov.trim(), sort: order === 'downloads' ? '' : order }));

@@ -66,7 +66,7 @@ export function RegistryPage({ q }: { q: string }) {
       <form
         className="filter-form"
         role="search"
-        aria-label="Search modules"
+        aria-label="Module search"
         onSubmit={(e) => {
           e.preventDefault();
           setOffset(0);

@@ -318,7 +318,7 @@ export function JobPage({ id, namespace }: { id: string; namespace: string }) {
                           ))}
                         </td>
                         <td>
-                          <ScaleForm job={j} group={g} />
+                          <ScaleForm key={`${g.Name}-${g.Count}`} job={j} group={g} />
                         </td>
                       </tr>
                     ))}

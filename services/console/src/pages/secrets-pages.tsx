@@ -2,7 +2,7 @@
 // mounts, a KV browser (folders, versions and metadata, check-and-set writes, delete /
 // undelete / destroy) and policies. Only the Vault HTTP API (docs/secrets.md).
 import { useState } from 'react';
-import { navigate, useApi, useLoad } from '../app-context';
+import { navigate, useApi, useLoad, useTokenVersion } from '../app-context';
 import type { ApiClient } from '../lib/api-client';
 import { ApiError } from '../lib/api-errors';
 import {
@@ -155,6 +155,7 @@ function SignIn() {
 
 export function SecretsPage() {
   const api = useApi();
+  useTokenVersion();
   const signedIn = getToken('secrets') !== '';
   return (
     <div className="page">
@@ -231,6 +232,7 @@ function SecretsHome({ api }: { api: ApiClient }) {
 
 export function KvPage({ mount, path }: { mount: string; path: string }) {
   const api = useApi();
+  useTokenVersion();
   const [info] = useLoad(async (signal) => {
     const all = await mountsOf(api, signal);
     const found = kvMounts(all).find((m) => m.path === mount);
