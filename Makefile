@@ -37,6 +37,7 @@ dev: install generate
 
 typecheck: install generate
 	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p services/console/tsconfig.json --noEmit
 
 lint: install
 	npx eslint .
@@ -46,6 +47,8 @@ unit: install generate
 
 integration: install generate
 	bash scripts/ensure-test-env.sh
+	# The console the services serve at /ui/ (the e2e tests drive it in Chromium).
+	npm run --silent build -w services/console
 	npx tsx scripts/check-services.ts
 	npx jest --selectProjects integration --runInBand=false --maxWorkers=2
 

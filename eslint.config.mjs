@@ -14,7 +14,7 @@ export default tseslint.config(
   },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
       '@typescript-eslint/ban-ts-comment': ['error', { 'ts-ignore': true, 'ts-expect-error': 'allow-with-description' }],
@@ -66,7 +66,7 @@ export default tseslint.config(
   },
   {
     // Tool configuration files whose tools require a default export.
-    files: ['prisma.config.ts'],
+    files: ['prisma.config.ts', 'services/console/vite.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

@@ -7,6 +7,7 @@
 // a bundle needs a package that is only a devDependency, since the image would lack it.
 //
 //   npx tsx scripts/build.ts [service ...]     (default: every service with src/main.ts)
+import { execFileSync } from 'node:child_process';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
@@ -132,6 +133,18 @@ export async function buildTarget(
   return `${target.name.padEnd(10)} ${relative(ROOT, join(outDir, 'main.js'))}  ${(bytes / 1024).toFixed(0)} KiB${copied.size ? `  + ${[...copied.keys()].map((d) => basename(d)).join(', ')}` : ''}`;
 }
 
+/**
+ * The web console (services/console): a static Vite build into dist/console, which the
+ * secrets and scheduler bundles serve at /ui/ (libs/http-kit console-static.ts looks
+ * next to dist/<service>/). Built from source here, never checked in.
+ */
+function buildConsole(): string {
+  execFileSync('npm', ['run', '--silent', 'build', '-w', 'services/console'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const index = join(DIST, 'console', 'index.html');
+  if (!existsSync(index)) throw new Error('console build wrote no dist/console/index.html');
+  return `${'console'.padEnd(10)} ${relative(ROOT, index)} (+ assets/)`;
+}
+
 async function main(): Promise<void> {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   if (!existsSync(join(ROOT, 'libs', 'db', 'src', 'generated', 'prisma', 'client.ts'))) {
@@ -141,6 +154,7 @@ async function main(): Promise<void> {
   const skipped = SERVICES.filter((s) => !targets.some((t) => t.name === s));
   const lines: string[] = [];
   for (const t of targets) lines.push(await buildTarget(t, pkg.dependencies ?? {}));
+  if (process.argv.length <= 2) lines.push(buildConsole());
   mkdirSync(DIST, { recursive: true });
   writeFileSync(join(DIST, 'targets.json'), `${JSON.stringify(targets.map((t) => t.name), null, 2)}\n`);
   process.stdout.write(`${lines.join('\n')}\n`);

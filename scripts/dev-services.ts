@@ -21,6 +21,8 @@ export const DEFAULT_PORTS = {
   controllerApi: 9200,
   controllerCluster: 9201,
   controllerOps: 9203,
+  /** The same-origin dev gateway (scripts/dev-gateway.ts), as nginx's path-prefix port. */
+  gateway: 8080,
 } as const;
 
 export type PortMap = { -readonly [K in keyof typeof DEFAULT_PORTS]: number };

@@ -19,6 +19,8 @@ import { z } from 'zod';
 import { databaseUrlEnv, durationEnv, loadEnv, logLevelEnv, redisUrlEnv, ConfigError } from '@selfstack/config';
 import { startEmbeddedPostgres, findFreePort, type EmbeddedPostgres } from './dev-postgres';
 import { runMigrations } from './dev-migrate';
+import { startDevGateway } from './dev-gateway';
+import type { Listener } from '@selfstack/http-kit';
 import {
   SERVICE_NAMES,
   formatTable,
@@ -118,6 +120,7 @@ async function main(): Promise<number> {
 
   const busy: string[] = [];
   for (const s of present) for (const p of s.ports) if (!(await portIsFree(p))) busy.push(`${s.name}:${p}`);
+  if (!(await portIsFree(ports.gateway))) busy.push(`gateway:${ports.gateway}`);
   if (busy.length > 0) {
     process.stderr.write(
       `ports already in use: ${busy.join(', ')}. Stop whatever listens there, or set DEV_PORT_OFFSET=10000 to shift every port.\n`,
@@ -126,6 +129,7 @@ async function main(): Promise<number> {
   }
 
   let pg: EmbeddedPostgres | undefined;
+  let gateway: Listener | undefined;
   const running: Running[] = [];
   let shuttingDown = false;
   let resolveStopped: (code: number) => void = () => undefined;
@@ -137,6 +141,7 @@ async function main(): Promise<number> {
     if (shuttingDown) return;
     shuttingDown = true;
     say(`${reason}: stopping ${running.filter((r) => !r.exit).length} service(s)`);
+    if (gateway) await gateway.close().catch(() => undefined);
     for (const r of running) signalGroup(r.child, 'SIGTERM');
     const killTimer = setTimeout(() => {
       for (const r of running) {
@@ -213,6 +218,13 @@ async function main(): Promise<number> {
     }
     if (shuttingDown) return await stopped;
 
+    // The web console (services/console): built once per start, served at /ui/ by the
+    // secrets and scheduler services (dist/console); a failed build is reported and the
+    // services answer /ui/ with how to build it.
+    const consoleBuild = await buildConsole();
+    say(consoleBuild.ok ? `console built into dist/console (${consoleBuild.ms} ms)` : `console build failed, /ui/ shows how to build it: ${consoleBuild.error}`);
+    if (shuttingDown) return await stopped;
+
     const childEnvBase: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) {
       if (v !== undefined && !k.startsWith('DEV_')) childEnvBase[k] = v;
@@ -258,6 +270,17 @@ async function main(): Promise<number> {
     );
     if (shuttingDown) return await stopped;
 
+    // One origin for the console and all five APIs, routed by infra/nginx's own config.
+    const upstreams = {
+      secrets: { host, port: ports.secrets },
+      scheduler: { host, port: ports.scheduler },
+      boxes: { host, port: ports.boxes },
+      registry: { host, port: ports.registry },
+      controller: { host, port: ports.controllerApi },
+    };
+    gateway = await startDevGateway({ host, port: ports.gateway, upstreams });
+    const consoleUrl = `http://${host}:${ports.gateway}/ui/`;
+
     const rows: string[][] = [];
     for (const { r, health } of results) {
       r.service.addresses.forEach((a, i) =>
@@ -265,6 +288,7 @@ async function main(): Promise<number> {
       );
     }
     for (const s of missing) rows.push([s.name, '-', '-', 'skipped (not written yet)']);
+    rows.push(['gateway', 'console + all APIs, one origin', consoleUrl, 'ready']);
     rows.push(['postgres', pg ? 'embedded' : 'external', redactUrl(databaseUrl), 'ready']);
     rows.push(['bus', env.REDIS_URL ? 'redis' : 'in-memory', env.REDIS_URL ? redactUrl(env.REDIS_URL) : '-', '']);
     out(`\n${formatTable(['service', 'what', 'address', 'status'], rows)}\n\n`);
@@ -274,12 +298,28 @@ async function main(): Promise<number> {
         ? `ready: ${running.length} service(s) healthy. Ctrl-C stops everything.`
         : `started with failures (${failed.join(', ')}); the others keep running. Ctrl-C stops everything.`,
     );
+    say(`console: ${consoleUrl} (every API through one origin, routed as infra/nginx routes them)`);
     if (present.length === 0) say('nothing to supervise; Ctrl-C stops the database');
   } catch (err) {
     process.stderr.write(`make dev failed: ${(err as Error).message}\n`);
     await shutdown(1, 'start-up failed');
   }
   return stopped;
+}
+
+/** `vite build` of services/console into dist/console. */
+function buildConsole(): Promise<{ ok: true; ms: number } | { ok: false; error: string }> {
+  const started = Date.now();
+  return new Promise((resolveBuild) => {
+    const child = spawn('npm', ['run', '--silent', 'build', '-w', 'services/console'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.on('error', (err) => resolveBuild({ ok: false, error: err.message }));
+    child.on('exit', (code) =>
+      resolveBuild(code === 0 ? { ok: true, ms: Date.now() - started } : { ok: false, error: output.trim().split('\n').slice(-5).join(' | ') }),
+    );
+  });
 }
 
 function redactUrl(url: string): string {

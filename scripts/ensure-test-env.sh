@@ -29,7 +29,7 @@ esac
 # --- system packages -------------------------------------------------------------
 # PostgreSQL and Redis are the real components the integration tests use; nginx fronts
 # the stack; vagrant and Go (+ HashiCorp's svchost/go-getter sources) are the real
-# clients of the box service and the module registry.
+# clients of the box service and the module registry; Chromium drives the web console.
 want_pkgs=()
 if $manage_pg; then
   { command -v psql >/dev/null 2>&1 && ls /etc/postgresql >/dev/null 2>&1; } || want_pkgs+=(postgresql)
@@ -43,6 +43,9 @@ command -v go >/dev/null 2>&1 || want_pkgs+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/hashicorp/terraform-svchost ] || want_pkgs+=(golang-github-hashicorp-terraform-svchost-dev)
 [ -d /usr/share/gocode/src/github.com/hashicorp/go-getter ] || want_pkgs+=(golang-github-hashicorp-go-getter-dev)
 command -v openssl >/dev/null 2>&1 || want_pkgs+=(openssl)
+# Debian's Chromium, driven by playwright-core in the console's end-to-end tests
+# (test/e2e/console); playwright never downloads a browser of its own here.
+[ -x /usr/bin/chromium ] || want_pkgs+=(chromium)
 fresh_postgres=false
 if [ "${#want_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

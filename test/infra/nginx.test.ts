@@ -1,33 +1,11 @@
 // Static checks of the gateway config (infra/nginx): routing table, method pass-through,
 // body limits, streaming, keep-alive and the errors the gateway answers itself.
 // test/infra/nginx.itest.ts runs the real binary.
-import { FLAVOURS, GATEWAY_ERRORS, find, gatewayError, listenPorts, loadNginx, one, parseNginx, type Directive, type UpstreamName } from './nginx-config';
+import { FLAVOURS, GATEWAY_ERRORS, find, gatewayError, listenPorts, loadNginx, one, parseNginx, selectLocation, type Directive, type UpstreamName } from './nginx-config';
 
 const http = one(loadNginx(), 'http')!;
 const servers = find(http.block, 'server');
 const serverOn = (port: number) => servers.find((s) => find(s.block, 'listen').some((l) => Number(l.args[0]) === port))!;
-
-// nginx's location selection: exact "=", then the longest prefix; a "^~" prefix stops
-// there; otherwise regexes in file order; otherwise the longest prefix.
-function selectLocation(server: Directive, path: string): Directive | undefined {
-  const locations = find(server.block, 'location');
-  let longest: Directive | undefined;
-  let longestLen = -1;
-  for (const loc of locations) {
-    const [mod, arg] = loc.args.length === 2 ? loc.args : [undefined, loc.args[0]];
-    if (mod === '=' && path === arg) return loc;
-    if ((mod === undefined || mod === '^~') && arg !== undefined && path.startsWith(arg) && arg.length > longestLen) {
-      longest = loc;
-      longestLen = arg.length;
-    }
-  }
-  if (longest && longest.args[0] === '^~') return longest;
-  for (const loc of locations) {
-    const [mod, re] = loc.args;
-    if ((mod === '~' || mod === '~*') && re !== undefined && new RegExp(re, mod === '~*' ? 'i' : '').test(path)) return loc;
-  }
-  return longest;
-}
 
 function upstreamFor(server: Directive, path: string): string {
   const loc = selectLocation(server, path);
@@ -94,7 +72,11 @@ describe('nginx config: path-prefix gateway on 8080 (and 443)', () => {
     ['/v1/kv/jobsite', 'secrets'],
     ['/v1/jobsx/a', 'secrets'],
     ['/v1/', 'secrets'],
-    ['/', 'return 404'],
+    ['/', 'return 307'],
+    ['/ui/', 'secrets'],
+    ['/ui/scheduler/jobs/web', 'secrets'],
+    ['/controller/v1/workers', 'controller'],
+    ['/controller/', 'return 404'],
     ['/hashicorp/precise64', 'return 404'],
     ['/_gateway/health', 'return 200'],
   ];
@@ -200,10 +182,10 @@ describe('nginx config: errors the gateway answers itself (413/502/504)', () => 
       })),
   );
 
-  it('finds every proxied location (9 on 8080 and 443, 3 on 3100, 1 on the other API ports)', () => {
+  it('finds every proxied location (11 on 8080 and 443, 3 on 3100, 1 on the other API ports)', () => {
     const perPort = new Map<number, number>();
     for (const p of proxied) perPort.set(p.port, (perPort.get(p.port) ?? 0) + 1);
-    expect(Object.fromEntries(perPort)).toEqual({ 8080: 9, 443: 9, 8200: 1, 4646: 1, 3100: 3, 3200: 1, 9200: 1 });
+    expect(Object.fromEntries(perPort)).toEqual({ 8080: 11, 443: 11, 8200: 1, 4646: 1, 3100: 3, 3200: 1, 9200: 1 });
   });
 
   it.each(proxied.map((p) => [p.port, p.location, p.api, p.loc] as const))(

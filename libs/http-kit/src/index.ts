@@ -1,4 +1,5 @@
 export * from './body';
+export * from './console-static';
 export * from './dispatch';
 export * from './fields';
 export * from './framer';

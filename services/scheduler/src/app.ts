@@ -5,7 +5,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { Gauge } from 'prom-client';
 import type { PrismaClient } from '@selfstack/db';
 import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
-import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
+import { API_HELMET, createKitApp, mountConsole, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
 import { aclPaths } from './features/acl/acl.paths';
@@ -161,6 +161,13 @@ export function buildApp(deps: AppDeps): Express {
         unsupportedOperation: () => new MethodNotAllowedError('Invalid method'),
         help: { title: 'Workload scheduler API' },
       });
+      // Reference §0: `/` -> 307 to `/ui/`; the web console lives there (issue 32,
+      // docs/console.md), static files with document headers of their own.
+      app.get('/', (_req, res) => {
+        res.setHeader('Cache-Control', 'no-store');
+        res.redirect(307, '/ui/');
+      });
+      mountConsole(app);
     },
   );
 }

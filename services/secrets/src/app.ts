@@ -2,8 +2,8 @@
 // Per-listener settings (custom response headers, max_request_size, require_request_header)
 // live here; the services (and their caches) are shared by every listener of the process.
 import type { Express } from 'express';
-import helmet, { type HelmetOptions } from 'helmet';
-import { API_HELMET, createKitApp, recordMountedTable } from '@selfstack/http-kit';
+import type { HelmetOptions } from 'helmet';
+import { API_HELMET, createKitApp, mountConsole, recordMountedTable } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { ListenerConfig } from './config';
 import { createV1Handler } from './http/v1-handler';
@@ -19,18 +19,7 @@ export interface SecretsAppDeps {
   requestLog?: boolean;
 }
 
-const UI_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Secrets service</title></head>
-<body><h1>Secrets service</h1>
-<p>This server speaks the Vault HTTP API under <code>/v1/</code>. No browser UI is bundled; use the API or a Vault client.</p>
-<p><a href="/v1/sys/seal-status">Seal status</a> · <a href="/v1/sys/health">Health</a></p>
-</body></html>
-`;
-
 const API_HELMET_NO_HSTS = { ...API_HELMET, strictTransportSecurity: false } as HelmetOptions;
-
-/** The page is a document for browsers: helmet's full default set (HSTS as above). */
-const uiHelmet = helmet({ strictTransportSecurity: false });
 
 export function buildApp(deps: SecretsAppDeps): Express {
   return createKitApp(
@@ -59,11 +48,8 @@ export function buildApp(deps: SecretsAppDeps): Express {
         res.setHeader('Cache-Control', 'no-store');
         res.redirect(307, '/ui/');
       });
-      app.get(['/ui', '/ui/{*rest}'], uiHelmet, (_req, res) => {
-        res.status(200).setHeader('Content-Type', 'text/html; charset=utf-8');
-        res.setHeader('Cache-Control', 'no-store');
-        res.end(UI_PAGE);
-      });
+      // The web console (issue 32; docs/console.md): static files, document headers of its own.
+      mountConsole(app);
     },
   );
 }
