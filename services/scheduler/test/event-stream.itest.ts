@@ -4,7 +4,7 @@
 // parameters, slow consumers, a second process on the same database and bus, shutdown,
 // retention, and the ACL matrix with expiring and deleted tokens.
 import request from 'supertest';
-import { startTestListener, type TestListener } from '@selfstack/testing';
+import { startTestListener, waitFor, type TestListener } from '@selfstack/testing';
 import type { Express } from 'express';
 import { buildApp } from '../src/app';
 import { createLogger } from '@selfstack/logger';
@@ -13,7 +13,8 @@ import { openStream, type StreamClient, type StreamLine } from './event-stream-c
 
 jest.setTimeout(60_000);
 
-const SETTINGS = { heartbeatMs: 400, slowConsumerMs: 1500, revalidateMs: 300 };
+// The last line of an ended stream may wait for its slow reader (endGraceMs) longer than any test.
+const SETTINGS = { heartbeatMs: 400, slowConsumerMs: 1500, revalidateMs: 300, endGraceMs: 60_000 };
 
 /** Frames as (index -> event keys) for comparisons. */
 const shape = (lines: StreamLine[]) => lines.filter((l) => l.Events).map((l) => `${l.Index}:${(l.Events ?? []).map((e) => `${e.Topic}/${e.Key}`).join(',')}`);
@@ -142,8 +143,10 @@ describe('event stream (ACLs off)', () => {
     slow.pause();
     // ~7 MB of events: more than the socket buffers on both sides hold.
     for (let i = 0; i < 40; i++) await registerJob(h.app, minimalJob('ev-slow', { Meta: { big, n: String(i) } }));
-    // The server gives up after slowConsumerMs without a drain; then it ends the response.
-    await new Promise((r) => setTimeout(r, SETTINGS.slowConsumerMs + 500));
+    // The server gives up after slowConsumerMs without a drain and closes the stream's tail
+    // (this process's state store: the only stream open in this test); then the reader
+    // takes what was written, ending with the error line.
+    await waitFor('the server to give up on the reader', async () => (h.state.eventTailCount() === 0 ? true : undefined), 60_000, 50);
     slow.resume();
     await slow.ended;
     const end = slow.lines.at(-1) as StreamLine;

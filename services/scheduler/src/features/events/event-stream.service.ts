@@ -22,9 +22,11 @@ export interface EventStreamSettings {
   slowConsumerMs: number;
   /** How often the token is resolved again (deleted tokens and changed policies end the stream). */
   revalidateMs: number;
+  /** How long an ended stream's last line may take to go out before the socket is destroyed. */
+  endGraceMs: number;
 }
 
-export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = { heartbeatMs: 30_000, slowConsumerMs: 30_000, revalidateMs: 30_000 };
+export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = { heartbeatMs: 30_000, slowConsumerMs: 30_000, revalidateMs: 30_000, endGraceMs: 5_000 };
 
 export interface EventStreamRequest {
   /** First index wanted (inclusive, as the anchor's `index`); 0 = the oldest retained. */
@@ -145,7 +147,7 @@ export function createEventStreamService(deps: EventStreamDeps) {
       if (errorMessage !== undefined && !out.destroyed) {
         out.end(`${JSON.stringify({ Error: errorMessage, Index: delivered + 1 })}\n`);
         // A consumer that is not reading may never take even that line.
-        const kill = setTimeout(() => out.destroy(), 5_000);
+        const kill = setTimeout(() => out.destroy(), settings.endGraceMs);
         kill.unref();
         out.once('close', () => clearTimeout(kill));
       } else if (!out.destroyed) {
