@@ -158,7 +158,9 @@ function resolve<C extends string, T>(value: PerCell<C, T> | undefined, cell: Ac
 }
 
 export interface AccessRunOptions<C extends string> {
-  baseUrl: string;
+  /** Where to send; per caller when callers stand for differently configured apps
+   * (the scheduler with ACLs on and off). */
+  baseUrl: string | ((caller: C) => string);
   /** The headers a caller of this kind sends (read when its cell is sent). */
   auth: (caller: C) => Record<string, string>;
   /** A problem with a denial's body (not the API's error shape), or undefined. */
@@ -202,7 +204,8 @@ export async function runAccessMatrix<C extends string>(matrix: AccessMatrix<C>,
         ...resolve(cell.row.headers, input),
         ...override.headers,
       };
-      const res = await rawRequest(options.baseUrl, agent, { method: cell.method, path, headers, ...(body !== undefined ? { body } : {}) });
+      const baseUrl = typeof options.baseUrl === 'string' ? options.baseUrl : options.baseUrl(cell.caller);
+      const res = await rawRequest(baseUrl, agent, { method: cell.method, path, headers, ...(body !== undefined ? { body } : {}) });
       statuses[String(res.status)] = (statuses[String(res.status)] ?? 0) + 1;
       const problems: string[] = [];
       if (res.status !== cell.expected) problems.push(`expected ${cell.expected}, got ${res.status}`);
