@@ -19,6 +19,8 @@ export type AccessExpectations<C extends string> = Partial<Record<C | 'other', n
 export interface AccessCellInput<C extends string> {
   caller: C;
   method: string;
+  /** The status the row expects for this caller (a setup may skip work for denials). */
+  expected: number;
 }
 
 export type PerCell<C extends string, T> = T | ((cell: AccessCellInput<C>) => T);
@@ -191,7 +193,7 @@ export async function runAccessMatrix<C extends string>(matrix: AccessMatrix<C>,
   const statuses: Record<string, number> = {};
 
   const one = async (cell: AccessCell<C>): Promise<void> => {
-    const input = { caller: cell.caller, method: cell.method };
+    const input = { caller: cell.caller, method: cell.method, expected: cell.expected };
     const where = `${cell.method} ${cell.pattern} as ${cell.caller}`;
     try {
       const override = (await cell.row.setup?.(input)) ?? {};
