@@ -58,6 +58,10 @@ describe('matrixProblems', () => {
     ]);
   });
 
+  it('refuses a caller named "other"', () => {
+    expect(matrixProblems({ routes: [], callers: ['other'], rows: [] })).toEqual(['caller name "other" is reserved (it stands for every caller a row does not name)']);
+  });
+
   it('names rows for undeclared routes, missing expectations and unknown callers', () => {
     const problems = matrixProblems({
       ...full,

@@ -116,6 +116,7 @@ export function matrixProblems<C extends string>(matrix: AccessMatrix<C>): strin
       problems.push(`${routeName(r, (patternLabels.get(`${r.method} ${r.pattern}`)?.size ?? 0) > 1)} has no access rule`);
     }
   }
+  if (matrix.callers.includes('other' as C)) problems.push('caller name "other" is reserved (it stands for every caller a row does not name)');
   const known = new Set<string>(['other', ...matrix.callers]);
   for (const { row, route } of parsed) {
     for (const method of route.methods) {
