@@ -1,4 +1,4 @@
-import { fillPattern, matrixCells, matrixProblems, parseRouteKey, type AccessMatrix } from './access-matrix';
+import { declaredRoutes, fillPattern, matrixCells, matrixProblems, parseRouteKey, type AccessMatrix } from './access-matrix';
 import type { SweepRoute } from './hostile-sweep';
 
 const route = (method: string, pattern: string, label = '/v1'): SweepRoute => ({
@@ -96,5 +96,11 @@ describe('fillPattern', () => {
 
   it('fails on a parameter without a value', () => {
     expect(() => fillPattern('/v1/job/:id', {})).toThrow('no value for parameter :id of /v1/job/:id');
+  });
+});
+
+describe('declaredRoutes', () => {
+  it('turns row keys into routes of one label', () => {
+    expect(declaredRoutes('ops', ['GET,HEAD /health']).map((r) => `${r.label} ${r.method} ${r.pattern}`)).toEqual(['ops GET /health', 'ops HEAD /health']);
   });
 });

@@ -92,6 +92,17 @@ export function parseRouteKey(key: string): ParsedRoute {
   return { label, methods, pattern };
 }
 
+/**
+ * The routes of a listener that serves no PathSpec table (the controller's ops listener),
+ * written as row keys (`METHOD[,METHOD] pattern`), so its matrix is checked the same way.
+ */
+export function declaredRoutes(label: string, keys: readonly string[]): SweepRoute[] {
+  return keys.flatMap((key) => {
+    const { methods, pattern } = parseRouteKey(key);
+    return methods.map((method) => ({ method, pattern, label, params: [], dataFields: [], stream: false, unauthenticated: false }));
+  });
+}
+
 const routeName = (r: SweepRoute, ambiguous: boolean): string => `route ${r.pattern} ${r.method}${ambiguous ? ` (table ${r.label})` : ''}`;
 
 function matches(parsed: ParsedRoute, r: SweepRoute): boolean {

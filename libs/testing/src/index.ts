@@ -38,6 +38,7 @@ export { EPHEMERAL_PORT_START, FETCH_BLOCKED_PORTS, freePortBelowEphemeral, isPo
 export { waitFor } from './wait';
 export { oldGenerationGrowthPer, runPromotionFixture, PROMOTION_NODE_FLAGS } from './promotion';
 export {
+  declaredRoutes,
   fillPattern,
   matrixCells,
   matrixProblems,
