@@ -82,7 +82,11 @@ beforeAll(async () => {
   secrets.management = management;
   secrets.unknown = randomUUID();
   for (const ns of ['public', 'other']) await ok(request(h.app).put(`/v1/namespace/${ns}`).set(mgmt()).send({}), `namespace ${ns}`);
-  await registerJob(h.app, minimalJob('web', { Meta: { owner: 'team-a' } }), mgmt());
+  await registerJob(
+    h.app,
+    minimalJob('web', { Meta: { owner: 'team-a' }, TaskGroups: [{ Name: 'web', Tasks: [{ Name: 'server', Driver: 'docker', Config: { image: 'nginx' }, Env: { DB_PASSWORD: 'hunter2' } }] }] }),
+    mgmt(),
+  );
   await registerJob(h.app, minimalJob('pub', { Namespace: 'public' }), mgmt());
   await registerJob(h.app, minimalJob('elsewhere', { Namespace: 'other' }), mgmt());
   ids.node = await registerNode(h.app, {}, mgmt());
@@ -306,6 +310,10 @@ describe('item 3: what list-jobs exposes through `filter`', () => {
     const miss = await list('Meta.owner == "team-b"', secrets['list-jobs']);
     expect(miss.status).toBe(200);
     expect(miss.body).toEqual([]);
+    // A task's environment, one guess at a time.
+    const env = (guess: string) => list(`"/TaskGroups/0/Tasks/0/Env/DB_PASSWORD" == "${guess}"`, secrets['list-jobs']);
+    expect(((await env('hunter2')).body as { ID: string }[]).map((j) => j.ID)).toEqual(['web']);
+    expect((await env('swordfish')).body).toEqual([]);
     // The same token may not read the job itself.
     expect((await request(h.app).get('/v1/job/web').set('X-Scheduler-Token', secrets['list-jobs'])).status).toBe(403);
   });
