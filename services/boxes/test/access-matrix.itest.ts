@@ -56,7 +56,9 @@ const versionOf = async (t: string, version: string, status: 'unreleased' | 'act
 };
 
 beforeAll(async () => {
-  h = await createHarness({ rateLimits: { api: PLENTY, login: PLENTY, 'two-factor': PLENTY, upload: PLENTY } });
+  // Maintenance mode is not what this file tests: its flag is read once a minute, as a
+  // deployment may (the harness reads it on every request).
+  h = await createHarness({ maintenanceCheckMs: 60_000, rateLimits: { api: PLENTY, login: PLENTY, 'two-factor': PLENTY, upload: PLENTY } });
   server = await startTestListener(h.app);
   for (const c of ['alice', 'mia', 'olga', 'eve', 'bob'] as const) tokens[c] = await userWithToken(h, c);
   tokens.admin = await userWithToken(h, ADMIN, { admin: true });
@@ -64,7 +66,8 @@ beforeAll(async () => {
   await h.composed.admin.createOrganization({ username: 'acme', owner: 'olga' });
   await h.composed.admin.addMember({ org: 'acme', user: 'mia', role: 'member' });
   await h.composed.admin.setTwoFactor('eve', '+15550100');
-  for (const t of TARGETS) {
+  // Each target box is built by its own chain of requests, the five side by side.
+  await Promise.all(TARGETS.map(async (t) => {
     const [username, name] = t.split('/') as [string, string];
     await ok(api().post('/api/v1/boxes').set(as()).send({ box: { username, name, is_private: isPrivate(t), short_description: t } }), `box ${t}`);
     await versionOf(t, '1.0.0', 'active');
@@ -77,7 +80,7 @@ beforeAll(async () => {
     await ok(api().put(new URL(issued.body.upload_path as string).pathname).send(Buffer.from('box')), 'upload');
     callbacks[t] = issued.body.callback as string;
     await ok(api().put(new URL(callbacks[t]).pathname).set(as()), 'complete');
-  }
+  }));
   await h.composed.admin.setBilling('bob', 'delinquent');
 });
 afterAll(async () => {
@@ -113,6 +116,9 @@ function drafts(t: Target): AccessExpectations<Caller> {
 
 /** Rows of one box-scoped route for every target box. */
 const perTarget = (make: (t: Target) => AccessRow<Caller>): AccessRow<Caller>[] => TARGETS.map(make);
+/** Versions, providers and uploads sit behind the same box check: a public, an organization's
+ * private and a delinquent owner's private box cover its outcomes (the box rows take all five). */
+const perNested = (make: (t: Target) => AccessRow<Caller>): AccessRow<Caller>[] => (['alice/pub', 'acme/priv', 'bob/priv'] as const).map(make);
 /** A disposable object for a cell that is expected to succeed (denials never reach it). */
 const whenAllowed = (make: (c: AccessCellInput<Caller>) => Promise<string>) => async (c: AccessCellInput<Caller>) => (c.expected < 300 ? { path: await make(c) } : undefined);
 const PV = (t: string, v = '1.0.0', p = 'virtualbox') => `${boxPath(t)}/version/${v}/provider/${p}`;
@@ -159,10 +165,10 @@ const ROWS: AccessRow<Caller>[] = [
     },
     expect: writes(t, 200),
   })),
-  ...perTarget((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/versions', path: `${boxPath(t)}/versions`, body: () => ({ version: { version: `3.${next()}.0` } }), expect: writes(t, 201) })),
-  ...perTarget((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version', path: `${boxPath(t)}/version/1.0.0`, expect: reads(t, 200) })),
-  ...perTarget((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version', path: `${boxPath(t)}/version/2.0.0`, body: { version: { description: 'd' } }, expect: writes(t, 200) })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/versions', path: `${boxPath(t)}/versions`, body: () => ({ version: { version: `3.${next()}.0` } }), expect: writes(t, 201) })),
+  ...perNested((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version', path: `${boxPath(t)}/version/1.0.0`, expect: reads(t, 200) })),
+  ...perNested((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version', path: `${boxPath(t)}/version/2.0.0`, body: { version: { description: 'd' } }, expect: writes(t, 200) })),
+  ...perNested((t) => ({
     route: 'DELETE /api/v1/box/:username/:name/version/:box_version',
     path: `${boxPath(t)}/version/0.0.1`,
     setup: whenAllowed(async () => {
@@ -172,7 +178,7 @@ const ROWS: AccessRow<Caller>[] = [
     }),
     expect: writes(t, 200),
   })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({
     route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/release',
     path: `${boxPath(t)}/version/2.0.0/release`,
     setup: whenAllowed(async () => {
@@ -182,7 +188,7 @@ const ROWS: AccessRow<Caller>[] = [
     }),
     expect: writes(t, 200),
   })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({
     route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/revoke',
     path: `${boxPath(t)}/version/1.0.0/revoke`,
     setup: whenAllowed(async () => {
@@ -192,15 +198,15 @@ const ROWS: AccessRow<Caller>[] = [
     }),
     expect: writes(t, 200),
   })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({
     route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/providers',
     path: `${boxPath(t)}/version/2.0.0/providers`,
     body: () => ({ provider: { name: `p${next()}`, url: URL_BOX } }),
     expect: writes(t, 201),
   })),
-  ...perTarget((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name', path: PV(t), expect: reads(t, 200) })),
-  ...perTarget((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/provider/:provider_name', path: PV(t, '2.0.0'), body: { provider: { url: URL_BOX } }, expect: writes(t, 200) })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name', path: PV(t), expect: reads(t, 200) })),
+  ...perNested((t) => ({ route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/provider/:provider_name', path: PV(t, '2.0.0'), body: { provider: { url: URL_BOX } }, expect: writes(t, 200) })),
+  ...perNested((t) => ({
     route: 'DELETE /api/v1/box/:username/:name/version/:box_version/provider/:provider_name',
     path: PV(t, '2.0.0', 'nothing'),
     setup: whenAllowed(async () => {
@@ -214,9 +220,9 @@ const ROWS: AccessRow<Caller>[] = [
   // Uploads: issuing a URL and finalizing a direct upload are writes; the signed URL itself
   // is the credential (no token needed), refused for a delinquent owner's box. (Admins act
   // for a delinquent owner: the fixtures issue URLs as one.)
-  ...perTarget((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name/upload', path: `${PV(t, '2.0.0')}/upload`, expect: writes(t, 200) })),
-  ...perTarget((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name/upload/direct', path: `${PV(t, '2.0.0')}/upload/direct`, expect: writes(t, 200) })),
-  ...perTarget((t) => ({
+  ...perNested((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name/upload', path: `${PV(t, '2.0.0')}/upload`, expect: writes(t, 200) })),
+  ...perNested((t) => ({ route: 'GET,HEAD /api/v1/box/:username/:name/version/:box_version/provider/:provider_name/upload/direct', path: `${PV(t, '2.0.0')}/upload/direct`, expect: writes(t, 200) })),
+  ...perNested((t) => ({
     route: 'PUT,POST /api/v1/box/:username/:name/version/:box_version/provider/:provider_name/upload/direct/:upload_id',
     path: () => new URL(callbacks[t]).pathname,
     expect: writes(t, 200),
