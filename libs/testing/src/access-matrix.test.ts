@@ -1,4 +1,4 @@
-import { declaredRoutes, fillPattern, matrixCells, matrixProblems, parseRouteKey, type AccessMatrix } from './access-matrix';
+import { declaredRoutes, fillPattern, groupRows, matrixCells, matrixProblems, parseRouteKey, type AccessMatrix } from './access-matrix';
 import type { SweepRoute } from './hostile-sweep';
 
 const route = (method: string, pattern: string, label = '/v1'): SweepRoute => ({
@@ -102,5 +102,19 @@ describe('fillPattern', () => {
 describe('declaredRoutes', () => {
   it('turns row keys into routes of one label', () => {
     expect(declaredRoutes('ops', ['GET,HEAD /health']).map((r) => `${r.label} ${r.method} ${r.pattern}`)).toEqual(['ops GET /health', 'ops HEAD /health']);
+  });
+});
+
+describe('groupRows', () => {
+  it('groups rows by their pattern, in first-seen order', () => {
+    const rows = [
+      { route: 'GET /v1/jobs', expect: { other: 200 } },
+      { route: 'GET /v1/nodes', expect: { other: 200 } },
+      { route: 'kv-v2 PUT /v1/jobs', expect: { other: 200 } },
+    ];
+    expect(groupRows(rows, (p) => p.split('/')[2] ?? '').map(([g, r]) => [g, r.length])).toEqual([
+      ['jobs', 2],
+      ['nodes', 1],
+    ]);
   });
 });

@@ -40,6 +40,8 @@ export { oldGenerationGrowthPer, runPromotionFixture, PROMOTION_NODE_FLAGS } fro
 export {
   declaredRoutes,
   fillPattern,
+  forAllowed,
+  groupRows,
   matrixCells,
   matrixProblems,
   parseRouteKey,

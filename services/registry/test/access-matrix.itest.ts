@@ -7,7 +7,7 @@
 // with REGISTRY_PUBLIC_READS=false; archives need the signed URL the download endpoint
 // hands out, or a valid token.
 import request from 'supertest';
-import { checkJsonErrors, matrixProblems, runAccessMatrix, startTestListener, sweepRoutes, type AccessCellInput, type AccessExpectations, type AccessMatrix, type AccessRow, type TestListener } from '@selfstack/testing';
+import { checkJsonErrors, forAllowed, matrixProblems, runAccessMatrix, startTestListener, sweepRoutes, type AccessExpectations, type AccessMatrix, type AccessRow, type TestListener } from '@selfstack/testing';
 import { sampleModuleTarGz, sampleModuleZip } from './archive-fixtures';
 import { ADMIN_TOKEN, bearer, createNamespace, createToken, publish, startRegistry, type Registry } from './registry-harness';
 
@@ -84,12 +84,12 @@ async function signedArchive(version: string): Promise<string> {
   return `${url.pathname}${url.search}`;
 }
 /** A version of acme/vpc/aws published for a cell expected to delete it. */
-const publishedWhenAllowed = (ns: 'acme' | 'other') => async (c: AccessCellInput<Caller>) => {
-  if (c.expected >= 300) return undefined;
-  const version = `3.${next()}.0`;
-  await ok(publish(open.app, `${ns}/vpc/aws/${version}`, tarGz, ADMIN_TOKEN), 'version to delete');
-  return { path: `/v1/modules/${ns}/vpc/aws/${version}` };
-};
+const published = (ns: 'acme' | 'other') =>
+  forAllowed<Caller>(async () => {
+    const version = `3.${next()}.0`;
+    await ok(publish(open.app, `${ns}/vpc/aws/${version}`, tarGz, ADMIN_TOKEN), 'version to delete');
+    return { path: `/v1/modules/${ns}/vpc/aws/${version}` };
+  });
 const OCTETS = { 'Content-Type': 'application/octet-stream' };
 
 function rowsFor(publicReads: boolean): AccessRow<Caller>[] {
@@ -104,12 +104,11 @@ function rowsFor(publicReads: boolean): AccessRow<Caller>[] {
     {
       route: 'DELETE /v1/admin/namespaces/:name',
       path: '/v1/admin/namespaces/none-such',
-      setup: async (c) => {
-        if (c.expected >= 300) return undefined;
+      setup: forAllowed(async () => {
         const name = `gone-${next()}`;
         await createNamespace(open.app, name);
         return { path: `/v1/admin/namespaces/${name}` };
-      },
+      }),
       expect: adminOnly(204),
     },
     { route: 'GET,HEAD /v1/admin/tokens', expect: adminOnly(200) },
@@ -117,7 +116,7 @@ function rowsFor(publicReads: boolean): AccessRow<Caller>[] {
     {
       route: 'DELETE /v1/admin/tokens/:id',
       path: '/v1/admin/tokens/none-such',
-      setup: async (c) => (c.expected < 300 ? { path: `/v1/admin/tokens/${(await createToken(open.app, {})).id}` } : undefined),
+      setup: forAllowed(async () => ({ path: `/v1/admin/tokens/${(await createToken(open.app, {})).id}` })),
       expect: adminOnly(204),
     },
     { route: 'PATCH /v1/admin/modules/:namespace/:name/:provider', path: '/v1/admin/modules/acme/vpc/aws', body: { verified: true }, expect: adminOnly(200) },
@@ -156,7 +155,7 @@ function rowsFor(publicReads: boolean): AccessRow<Caller>[] {
       }),
     ),
     ...(['acme', 'other'] as const).map(
-      (ns): AccessRow<Caller> => ({ route: 'DELETE /v1/modules/:namespace/:name/:provider/:version', path: `/v1/modules/${ns}/vpc/aws/9.9.9`, setup: publishedWhenAllowed(ns), expect: publishers(ns, 204) }),
+      (ns): AccessRow<Caller> => ({ route: 'DELETE /v1/modules/:namespace/:name/:provider/:version', path: `/v1/modules/${ns}/vpc/aws/9.9.9`, setup: published(ns), expect: publishers(ns, 204) }),
     ),
   ];
 }
