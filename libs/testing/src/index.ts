@@ -37,3 +37,23 @@ export { openBackendTerminator, type BackendTerminator } from './connection-loss
 export { EPHEMERAL_PORT_START, FETCH_BLOCKED_PORTS, freePortBelowEphemeral, isPortFree } from './ports';
 export { waitFor } from './wait';
 export { oldGenerationGrowthPer, runPromotionFixture, PROMOTION_NODE_FLAGS } from './promotion';
+export {
+  declaredRoutes,
+  fillPattern,
+  forAllowed,
+  groupRows,
+  matrixCells,
+  matrixProblems,
+  parseRouteKey,
+  runAccessMatrix,
+  type AccessBody,
+  type AccessCell,
+  type AccessCellInput,
+  type AccessCellOverride,
+  type AccessExpectations,
+  type AccessMatrix,
+  type AccessRow,
+  type AccessRunOptions,
+  type AccessRunResult,
+  type PerCell,
+} from './access-matrix';

@@ -5,7 +5,7 @@
 // validation; `respond` writes the envelope.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, parseBool, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -95,18 +95,24 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     const acl = x.acl;
     if (!acl) throw permissionDenied();
     if (x.mountPath === 'sys/' && ctx.path.startsWith('internal/ui/mounts')) return;
+    // (`?help=1` never gets here: the dispatcher answers it after `authorizeHelp`; `?help=0`
+    // is an ordinary read and needs `read`.)
     const full = aclPath(ctx);
-    // Exactly the kit's help test: `?help=0` is an ordinary read and needs `read`. (For
-    // GET and HEAD the dispatcher's input is the parsed query: no second parse.)
-    const isGet = ctx.method === 'GET' || ctx.method === 'HEAD';
-    const helpParam = isGet ? ctx.input.help : undefined;
-    const isHelp = isGet && ctx.operation === 'read' && parseBool(Array.isArray(helpParam) ? helpParam[0] : helpParam) === true;
-    if (isHelp) {
-      const bits = acl.capabilities(full);
-      if (!acl.root && ((bits & CAP.deny) !== 0 || bits === 0)) throw permissionDenied();
-    } else {
-      if (!acl.allows(full, ctx.operation)) throw permissionDenied();
-      if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
+    if (!acl.allows(full, ctx.operation)) throw permissionDenied();
+    if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
+    if (x.token && x.token.numUses > 0) return useToken(x);
+  };
+  // Spec "Help response": help is returned only if the caller has permission for the path,
+  // i.e. some capability there that is not `deny` (reference §7). Issue 33: the check used
+  // to sit in `authorize`, which the dispatcher never runs for `?help=1`, so any valid
+  // token read the help and OpenAPI of every path.
+  const authorizeHelp = (req: Request, path: string): Promise<void> | undefined => {
+    const x = (req.res?.locals as Record<string, unknown> | undefined)?.[EXTRA_KEY] as SecretsExtra | undefined;
+    const acl = x?.acl;
+    if (!x || !acl) throw permissionDenied();
+    if (!acl.root) {
+      const bits = acl.capabilities(x.mountPath + path);
+      if ((bits & CAP.deny) !== 0 || bits === 0) throw permissionDenied();
     }
     if (x.token && x.token.numUses > 0) return useToken(x);
   };
@@ -117,6 +123,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   const common: MountOptions<SecretsExtra> = {
     respond,
     authorize,
+    authorizeHelp,
     extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
     help: HELP,
     unsupportedPath: () => unsupportedPath(),

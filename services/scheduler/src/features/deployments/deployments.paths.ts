@@ -42,7 +42,7 @@ export function deploymentPaths(deployments: DeploymentService): AnyPathSpec<Req
       fields: { ...READ_QUERY, ...id },
       operations: {
         async read(ctx) {
-          return readReply(await deployments.allocations(param(ctx, 'id'), ctx.extra.identity.acl, readOptions(ctx.extra.query, ctx.signal)));
+          return readReply(await deployments.allocations(param(ctx, 'id'), ctx.extra.query.namespace, ctx.extra.identity.acl, readOptions(ctx.extra.query, ctx.signal)));
         },
       },
     }),

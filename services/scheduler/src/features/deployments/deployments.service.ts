@@ -122,7 +122,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
       return { index: r.index, value: r.value };
     },
 
-    async allocations(id: string, acl: Acl, opts: ReadOptions): Promise<Indexed<JsonObject[]>> {
+    async allocations(id: string, namespace: string, acl: Acl, opts: ReadOptions): Promise<Indexed<JsonObject[]>> {
+      // Reference §5: reading allocations needs read-job, checked first in the request
+      // namespace as the anchor does (Deployment.Allocations); issue 33 found any caller
+      // answered 200 with a filtered list. Allocations of other namespaces stay filtered.
+      if (!acl.allowNamespaceOperation(namespace, 'read-job')) throw denied();
       const r = await blockingRead(deps, [TABLES.allocs], opts, (db) => allocStore.where(db, { deploymentId: id }), shareKey('deployment-allocs', id));
       return {
         index: r.index,

@@ -45,7 +45,7 @@ export function evaluationPaths(evals: EvaluationService): AnyPathSpec<RequestEx
       fields: { ...READ_QUERY, ...id },
       operations: {
         async read(ctx) {
-          return readReply(await evals.allocations(param(ctx, 'id'), ctx.extra.identity.acl, readOptions(ctx.extra.query, ctx.signal)));
+          return readReply(await evals.allocations(param(ctx, 'id'), ctx.extra.query.namespace, ctx.extra.identity.acl, readOptions(ctx.extra.query, ctx.signal)));
         },
       },
     }),
