@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { runAccessMatrix, type AccessMatrix } from './access-matrix';
 import type { SweepRoute } from './hostile-sweep';
 
-const route = (method: string, pattern: string): SweepRoute => ({ method, pattern, label: '/', params: [], dataFields: [], stream: false, unauthenticated: false });
+const route = (method: string, pattern: string): SweepRoute => ({ method, pattern, label: '/', params: [], dataFields: [], stream: false, streamsResponse: false, unauthenticated: false });
 
 let server: http.Server;
 let base = '';

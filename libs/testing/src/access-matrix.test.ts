@@ -8,6 +8,7 @@ const route = (method: string, pattern: string, label = '/v1'): SweepRoute => ({
   params: [],
   dataFields: [],
   stream: false,
+  streamsResponse: false,
   unauthenticated: false,
 });
 

@@ -73,6 +73,8 @@ export interface AccessCell<C extends string> {
   method: string;
   pattern: string;
   expected: number;
+  /** The route answers an endless stream (`response: 'stream'`): a 2xx is taken from its head. */
+  streamsResponse?: boolean;
 }
 
 interface ParsedRoute {
@@ -99,7 +101,7 @@ export function parseRouteKey(key: string): ParsedRoute {
 export function declaredRoutes(label: string, keys: readonly string[]): SweepRoute[] {
   return keys.flatMap((key) => {
     const { methods, pattern } = parseRouteKey(key);
-    return methods.map((method) => ({ method, pattern, label, params: [], dataFields: [], stream: false, unauthenticated: false }));
+    return methods.map((method) => ({ method, pattern, label, params: [], dataFields: [], stream: false, streamsResponse: false, unauthenticated: false }));
   });
 }
 
@@ -156,13 +158,15 @@ export function groupRows<C extends string>(rows: readonly AccessRow<C>[], group
 /** One cell per row x method x caller. */
 export function matrixCells<C extends string>(matrix: AccessMatrix<C>): AccessCell<C>[] {
   const cells: AccessCell<C>[] = [];
+  const streaming = new Set(matrix.routes.filter((r) => r.streamsResponse).map((r) => `${r.method} ${r.pattern}`));
   for (const row of matrix.rows) {
     const route = parseRouteKey(row.route);
     for (const method of route.methods) {
+      const streams = streaming.has(`${method} ${route.pattern}`);
       for (const caller of matrix.callers) {
         const expected = row.expect[caller] ?? row.expect.other;
         if (expected === undefined) continue;
-        cells.push({ row, caller, method, pattern: route.pattern, expected });
+        cells.push({ row, caller, method, pattern: route.pattern, expected, ...(streams ? { streamsResponse: true } : {}) });
       }
     }
   }
@@ -242,7 +246,7 @@ export async function runAccessMatrix<C extends string>(matrix: AccessMatrix<C>,
         ...override.headers,
       };
       const baseUrl = typeof options.baseUrl === 'string' ? options.baseUrl : options.baseUrl(cell.caller);
-      const res = await rawRequest(baseUrl, agent, { method: cell.method, path, headers, ...(body !== undefined ? { body } : {}) });
+      const res = await rawRequest(baseUrl, agent, { method: cell.method, path, headers, ...(body !== undefined ? { body } : {}) }, 10_000, cell.streamsResponse === true);
       statuses[String(res.status)] = (statuses[String(res.status)] ?? 0) + 1;
       const problems: string[] = [];
       if (res.status !== cell.expected) problems.push(`expected ${cell.expected}, got ${res.status}`);

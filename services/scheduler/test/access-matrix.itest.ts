@@ -266,6 +266,19 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'GET,HEAD /v1/status/leader', expect: anyIdentity(200) },
   { route: 'GET,HEAD /v1/status/peers', expect: anyIdentity(200) },
   { route: 'GET,HEAD /v1/regions', expect: anyIdentity(200) },
+
+  // Event stream (spec "Required ACL per topic"): management for all topics and the ACL
+  // topics; read-job in the namespace for job-related topics (namespace=*: a policy for
+  // all namespaces); node:read for Node. Decided before any data.
+  { route: 'GET,HEAD /v1/event/stream', expect: allow(200), note: 'no topic: every topic, management only' },
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=ACLToken', expect: allow(200) },
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=Job&topic=Allocation&topic=Evaluation&topic=Deployment', expect: allow(200, ...READ) },
+  // A policy for namespace "*" applies to all namespaces (events of a denied one are
+  // filtered out one by one: test/event-stream.itest.ts).
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=Job&namespace=*', expect: allow(200, 'ns-star', 'deny') },
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=Job&namespace=other', expect: allow(200, 'ns-star', 'deny', 'wrong-ns') },
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=Job&namespace=public', expect: allow(200, ...ANONYMOUS, 'ns-star', 'deny') },
+  { route: 'GET,HEAD /v1/event/stream', path: '/v1/event/stream?topic=Node&topic=NodeDrain', expect: allow(200, 'node-read', 'node-write') },
 ];
 
 /** Nomad's plain-text errors (reference §0); a 404 for an unknown route has no body. */
@@ -289,6 +302,7 @@ function groupOf(pattern: string): string {
   if (first === 'jobs' || first === 'job') return 'job';
   if (['allocations', 'allocation', 'evaluations', 'evaluation', 'deployments', 'deployment'].includes(first)) return 'allocation, evaluation, deployment';
   if (first === 'namespaces' || first === 'namespace' || first === 'acl') return 'namespace and ACL';
+  if (first === 'event') return 'event stream';
   return 'node, agent, status';
 }
 
