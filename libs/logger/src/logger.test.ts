@@ -116,4 +116,31 @@ describe('createLogger', () => {
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual([]);
   });
+
+  it('writes the lines of one event-loop turn together, in order, and an error at once', async () => {
+    const writes: string[] = [];
+    const destination = new PassThrough();
+    destination.write = ((chunk: string) => {
+      writes.push(chunk);
+      return true;
+    }) as typeof destination.write;
+    const logger = createLogger({ service: 'kit', destination });
+    logger.info('request', { n: 1 });
+    logger.info('request', { n: 2 });
+    logger.child({ request_id: 'r' }).info('request', { n: 3 });
+    // Nothing written during the turn (no write per request) ...
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    // ... then one write with the turn's lines, in order.
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([1, 2, 3]);
+
+    logger.info('request', { n: 4 });
+    logger.error('failed', { n: 5 });
+    // An error goes out at once, after what was pending before it.
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([4, 5]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(2);
+  });
 });
