@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Target } from './scenario';
-import { runWrk } from './wrk';
+import { prepareWrk } from './wrk';
 
 export interface Figures {
   readonly reqPerSec: number;
@@ -64,10 +64,11 @@ function randomKeyFunction(): (req: RandomKeyRequest) => RandomKeyRequest {
 
 /** wrk in its own process; the warm-up is a wrk run of its own whose figures are dropped. */
 async function measureWrk(target: Extract<Target, { kind: 'http' }>, options: MeasureOptions): Promise<Figures> {
-  const run = (durationMs: number) => runWrk({ url: target.url, requests: target.requests, connections: options.connections, durationMs });
-  if ((options.warmupMs ?? 0) >= 1000) await run(options.warmupMs ?? 0);
+  const prepare = (durationMs: number) => prepareWrk({ url: target.url, requests: target.requests, connections: options.connections, durationMs });
+  if ((options.warmupMs ?? 0) >= 1000) await prepare(options.warmupMs ?? 0).run();
+  const measured = prepare(options.durationMs);
   const before = process.cpuUsage();
-  const w = await run(options.durationMs);
+  const w = await measured.run();
   const cpu = process.cpuUsage(before);
   const e = w.errors;
   return {

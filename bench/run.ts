@@ -57,6 +57,12 @@ export interface ScenarioResult extends Figures {
   readonly throughputRatio: number;
   /** p99 / baseline p99 (lower is better). */
   readonly p99Ratio: number;
+  /**
+   * Baseline CPU per request / the scenario's (higher is better; wrk runs only). On a
+   * saturated one-process server it bounds the throughput ratio, and it moves far less than
+   * req/s when other work shares the machine.
+   */
+  readonly cpuRatio?: number;
 }
 
 export interface BenchReport {
@@ -108,9 +114,15 @@ export function p99Resolution(client: ClientMode): number {
   return client === 'wrk' ? 0.001 : P99_RESOLUTION_MS;
 }
 
-export function ratios(result: Figures, baseline: Figures, resolutionMs = P99_RESOLUTION_MS): { throughputRatio: number; p99Ratio: number } {
+export function ratios(
+  result: Figures,
+  baseline: Figures,
+  resolutionMs = P99_RESOLUTION_MS,
+): { throughputRatio: number; p99Ratio: number; cpuRatio?: number } {
   const round = (x: number) => Math.round(x * 1000) / 1000;
+  const cpu = result.cpuUsPerRequest !== undefined && baseline.cpuUsPerRequest !== undefined ? { cpuRatio: round(baseline.cpuUsPerRequest / result.cpuUsPerRequest) } : {};
   return {
+    ...cpu,
     throughputRatio: round(result.reqPerSec / baseline.reqPerSec),
     // autocannon reports whole milliseconds, so a p99 of 0 means "under 1 ms". Both sides are
     // floored at the client's resolution: a 3 ms p99 against a baseline's 0 is 3x, not 3000x.
@@ -348,7 +360,7 @@ export function formatReport(report: BenchReport): string {
   const cpu = (f: Figures) => (f.cpuUsPerRequest === undefined ? '' : fmt(f.cpuUsPerRequest, 0));
   const rows: string[][] = [];
   for (const [name, f] of Object.entries(report.baselines)) {
-    rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), cpu(f), '1.000', '1.000', String(f.failures)]);
+    rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), cpu(f), '1.000', '1.000', f.cpuUsPerRequest === undefined ? '' : '1.000', String(f.failures)]);
   }
   for (const s of report.scenarios) {
     rows.push([
@@ -360,13 +372,14 @@ export function formatReport(report: BenchReport): string {
       cpu(s),
       fmt(s.throughputRatio, 3),
       fmt(s.p99Ratio, 3),
+      s.cpuRatio === undefined ? '' : fmt(s.cpuRatio, 3),
       String(s.failures),
       `${fmt(s.baselineFigures.reqPerSec)} / ${fmt(s.baselineFigures.p99Ms, 2)}`,
       s.bracket ? `${fmt(s.bracket.before.reqPerSec)} / ${fmt(s.bracket.after.reqPerSec)}` : s.interleaved ? `interleaved, ${s.interleaved.slices} slices` : '',
     ]);
   }
-  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '', '']);
-  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'cpu us/req', 'x req/s', 'x p99', 'errors', 'baseline req/s / p99 ms', 'before / after req/s'];
+  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '', '', '']);
+  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'cpu us/req', 'x req/s', 'x p99', 'x cpu', 'errors', 'baseline req/s / p99 ms', 'before / after req/s'];
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');

@@ -39,9 +39,11 @@ export interface WrkOptions {
 
 const MARK = 'WRK_FIGURES ';
 
-/** A Lua string literal (long brackets would need a level free of the text; escapes do). */
+/** A Lua string literal: printable ASCII as is, every other byte (UTF-8) as a decimal escape. */
 function luaString(s: string): string {
-  return `"${[...Buffer.from(s, 'utf8')].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${b}`)).join('')}"`;
+  return `"${Buffer.from(s, 'utf8')
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]|["\\]/g, (c) => `\\${c.charCodeAt(0)}`)}"`;
 }
 
 /** The Lua script that sends `requests` (none: wrk's default GET of the URL's path). */
@@ -101,8 +103,17 @@ export function parseWrkOutput(stdout: string): WrkFigures {
   return JSON.parse(line.slice(MARK.length)) as WrkFigures;
 }
 
+/** A wrk run ready to start: its script written (so that none of that counts as the run's CPU). */
+export interface PreparedWrk {
+  run(): Promise<WrkFigures>;
+}
+
 /** Runs wrk against the URL and returns its figures. wrk must be on PATH. */
 export function runWrk(options: WrkOptions): Promise<WrkFigures> {
+  return prepareWrk(options).run();
+}
+
+export function prepareWrk(options: WrkOptions): PreparedWrk {
   const dir = mkdtempSync(join(tmpdir(), 'selfstack-wrk-'));
   const script = join(dir, 'script.lua');
   writeFileSync(script, wrkScript(options.requests));
@@ -116,23 +127,25 @@ export function runWrk(options: WrkOptions): Promise<WrkFigures> {
     script,
     options.url,
   ];
-  return new Promise<WrkFigures>((resolve, reject) => {
-    execFile('wrk', args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      rmSync(dir, { recursive: true, force: true });
-      if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        reject(
-          code === 'ENOENT'
-            ? new Error('wrk is not installed: BENCH_CLIENT=wrk (the default) needs it (apt-get install -y wrk; scripts/ensure-test-env.sh installs it)')
-            : new Error(`wrk failed: ${err.message}\n${stderr}${stdout}`),
-        );
-        return;
-      }
-      try {
-        resolve(parseWrkOutput(stdout));
-      } catch (parseErr) {
-        reject(parseErr as Error);
-      }
+  const run = () =>
+    new Promise<WrkFigures>((resolve, reject) => {
+      execFile('wrk', args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+        rmSync(dir, { recursive: true, force: true });
+        if (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          reject(
+            code === 'ENOENT'
+              ? new Error('wrk is not installed: BENCH_CLIENT=wrk (the default) needs it (apt-get install -y wrk; scripts/ensure-test-env.sh installs it)')
+              : new Error(`wrk failed: ${err.message}\n${stderr}${stdout}`),
+          );
+          return;
+        }
+        try {
+          resolve(parseWrkOutput(stdout));
+        } catch (parseErr) {
+          reject(parseErr as Error);
+        }
+      });
     });
-  });
+  return { run };
 }
