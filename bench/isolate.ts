@@ -45,8 +45,11 @@ function runChild(run: IsolatedRun, log: (message: string) => void): Promise<{ f
     const child = fork(CHILD, [JSON.stringify(run)], {
       execArgv: childExecArgv(),
       env: { ...process.env, BENCH_PARENT_PID: String(process.pid) },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // stdout carries the services' own log lines (serviceLogger): read and dropped here, as
+      // a log collector or `make dev` reads them; progress comes over IPC.
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
+    child.stdout?.resume();
     let outcome: { figures: Figures; baseline?: Figures } | { error: string } | undefined;
     child.on('message', (m: ChildMessage) => {
       if ('log' in m) log(m.log);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { measureFunction, measureHttp, percentile } from './measure';
-import { bracketMean, combineSlices, describePostgres, discoverScenarios, formatReport, pairedOrder, ratios, type BenchReport } from './run';
+import { bracketMean, combineSlices, describePostgres, discoverScenarios, formatReport, p99Resolution, pairedOrder, ratios, type BenchReport } from './run';
 
 describe('bench statistics', () => {
   it('nearest-rank percentiles', () => {
@@ -20,6 +20,11 @@ describe('bench statistics', () => {
     expect(ratios({ ...base, p99Ms: 0 }, { ...base, p99Ms: 0 }).p99Ratio).toBe(1);
     expect(ratios({ ...base, p99Ms: 3 }, { ...base, p99Ms: 0 }).p99Ratio).toBe(3);
     expect(ratios({ ...base, p99Ms: 0.4 }, { ...base, p99Ms: 2 }).p99Ratio).toBe(0.5);
+    // wrk measures microseconds: a 0.4 ms p99 against 0.2 ms is 2x.
+    expect(ratios({ ...base, p99Ms: 0.4 }, { ...base, p99Ms: 0.2 }, p99Resolution('wrk')).p99Ratio).toBe(2);
+    // CPU per request, where measured: the baseline's over the scenario's.
+    expect(ratios({ ...base, cpuUsPerRequest: 100 }, { ...base, cpuUsPerRequest: 20 }).cpuRatio).toBe(0.2);
+    expect(ratios(base, base).cpuRatio).toBeUndefined();
   });
 
   it('a closed-loop function run counts operations, latency and failures', async () => {
@@ -123,24 +128,27 @@ describe('bench scenarios', () => {
     const before = { reqPerSec: 40_000, p50Ms: 1, p99Ms: 2, total: 200_000, failures: 0 };
     const after = { reqPerSec: 20_000, p50Ms: 2, p99Ms: 6, total: 100_000, failures: 1 };
     expect(bracketMean(before, after)).toEqual({ reqPerSec: 30_000, p50Ms: 1.5, p99Ms: 4, total: 300_000, failures: 1 });
+    // CPU per request (wrk runs) weighted by the requests each side answered.
+    expect(bracketMean({ ...before, cpuUsPerRequest: 10 }, { ...after, cpuUsPerRequest: 40 }).cpuUsPerRequest).toBe(20);
   });
 
   it('formats a report table', () => {
-    const f = { reqPerSec: 1000, p50Ms: 1, p99Ms: 3, total: 5000, failures: 0 };
+    const f = { reqPerSec: 1000, p50Ms: 1, p99Ms: 3, total: 5000, failures: 0, cpuUsPerRequest: 48.4 };
     const report: BenchReport = {
       startedAt: 't',
       node: 'v20',
       cpus: 2,
       durationMs: 5000,
       connections: 32,
-      client: 'thread',
+      client: 'wrk',
+      logLevel: 'info',
       warmupMs: 1000,
       isolated: true,
       interleave: 0,
       postgres: { server_version: '15.19', autovacuum: 'on', fsync: 'on', synchronous_commit: 'on', shared_buffers: '128MB' },
       baselines: { 'node-http': f, 'pg-point-read': { ...f, reqPerSec: 500 } },
       scenarios: [
-        { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1 },
+        { name: 'x', description: 'd', baseline: 'node-http', baselineFigures: { ...f, reqPerSec: 990 }, ...f, reqPerSec: 250, failures: 2, throughputRatio: 0.25, p99Ratio: 1, cpuRatio: 0.2 },
         {
           name: 'z',
           description: 'd',
@@ -157,10 +165,11 @@ describe('bench scenarios', () => {
       failed: [{ name: 'y', error: 'boom' }],
     };
     const lines = formatReport(report).split('\n');
-    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+x req\/s\s+x p99\s+errors\s+baseline req\/s \/ p99 ms\s+before \/ after req\/s$/);
-    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+0\.250\s+1\.000\s+2\s+990 \/ 3\.00\s*$/);
-    expect(lines[5]).toMatch(/^z\s+node-http\s+400\s+1\.00\s+3\.00\s+0\.500\s+1\.000\s+0\s+800 \/ 3\.00\s+1000 \/ 600$/);
-    expect(lines[6]).toMatch(/^w\s+node-http\s+70\s+1\.00\s+3\.00\s+0\.100\s+1\.000\s+0\s+700 \/ 3\.00\s+interleaved, 4 slices$/);
+    expect(lines[0]).toMatch(/^scenario\s+vs\s+req\/s\s+p50 ms\s+p99 ms\s+cpu us\/req\s+x req\/s\s+x p99\s+x cpu\s+errors\s+baseline req\/s \/ p99 ms\s+before \/ after req\/s$/);
+    expect(lines[2]).toMatch(/^node-http\s+\(baseline\)\s+1000\s+1\.00\s+3\.00\s+48\s+1\.000\s+1\.000\s+1\.000\s+0$/);
+    expect(lines[4]).toMatch(/^x\s+node-http\s+250\s+1\.00\s+3\.00\s+48\s+0\.250\s+1\.000\s+0\.200\s+2\s+990 \/ 3\.00\s*$/);
+    expect(lines[5]).toMatch(/^z\s+node-http\s+400\s+1\.00\s+3\.00\s+48\s+0\.500\s+1\.000\s+0\s+800 \/ 3\.00\s+1000 \/ 600$/);
+    expect(lines[6]).toMatch(/^w\s+node-http\s+70\s+1\.00\s+3\.00\s+48\s+0\.100\s+1\.000\s+0\s+700 \/ 3\.00\s+interleaved, 4 slices$/);
     expect(lines[7]).toMatch(/^y\s+FAILED\s+boom/);
   });
 

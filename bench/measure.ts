@@ -9,9 +9,14 @@
 // Baselines are measured the same way, so ratios compare like with like. `inline` (make
 // bench's BENCH_CLIENT=inline) runs autocannon on the server's own loop, as bench runs
 // before 2026-11-22 (fifth round) did, for comparison with their figures.
+//
+// `wrk` (the default since issue 30) is an external C client in a process of its own
+// (bench/wrk.ts): this process then holds only the server, so its CPU time over the
+// measurement, divided by the requests answered, is the server's CPU per request.
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Target } from './scenario';
+import { prepareWrk } from './wrk';
 
 export interface Figures {
   readonly reqPerSec: number;
@@ -20,6 +25,11 @@ export interface Figures {
   readonly total: number;
   /** Failed operations (HTTP errors, timeouts, non-2xx; thrown function calls). */
   readonly failures: number;
+  /**
+   * This process's CPU time (user + system) per answered request, in microseconds: the
+   * server's, when the load comes from another process (wrk). Absent otherwise.
+   */
+  readonly cpuUsPerRequest?: number;
 }
 
 /** Nearest-rank percentile of an ascending array. */
@@ -32,7 +42,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 /** autocannon's setupRequest for specs with `keys`, loaded by path in its worker thread. */
 export const RANDOM_KEY_SETUP = join(__dirname, 'random-key.js');
 
-export type ClientMode = 'thread' | 'inline';
+export type ClientMode = 'wrk' | 'thread' | 'inline';
 
 export interface MeasureOptions {
   durationMs: number;
@@ -52,11 +62,31 @@ function randomKeyFunction(): (req: RandomKeyRequest) => RandomKeyRequest {
   return require(RANDOM_KEY_SETUP) as (req: RandomKeyRequest) => RandomKeyRequest;
 }
 
+/** wrk in its own process; the warm-up is a wrk run of its own whose figures are dropped. */
+async function measureWrk(target: Extract<Target, { kind: 'http' }>, options: MeasureOptions): Promise<Figures> {
+  const prepare = (durationMs: number) => prepareWrk({ url: target.url, requests: target.requests, connections: options.connections, durationMs });
+  if ((options.warmupMs ?? 0) >= 1000) await prepare(options.warmupMs ?? 0).run();
+  const measured = prepare(options.durationMs);
+  const before = process.cpuUsage();
+  const w = await measured.run();
+  const cpu = process.cpuUsage(before);
+  const e = w.errors;
+  return {
+    reqPerSec: w.requests / (w.durationUs / 1e6),
+    p50Ms: w.p50Us / 1000,
+    p99Ms: w.p99Us / 1000,
+    total: w.requests,
+    failures: e.connect + e.read + e.write + e.status + e.timeout,
+    cpuUsPerRequest: w.requests > 0 ? (cpu.user + cpu.system) / w.requests : Number.NaN,
+  };
+}
+
 export async function measureHttp(
   target: Extract<Target, { kind: 'http' }>,
   options: MeasureOptions,
 ): Promise<Figures> {
-  const thread = (options.client ?? 'thread') === 'thread';
+  if ((options.client ?? 'wrk') === 'wrk') return measureWrk(target, options);
+  const thread = options.client === 'thread';
   const warmupSec = Math.round((options.warmupMs ?? 0) / 1000);
   const result = await autocannon({
     url: target.url,

@@ -2,7 +2,7 @@
 // and written as JSON to bench/results/ (git-ignored).
 //
 //   BENCH_DURATION=5s      per measurement (Go-style duration or seconds)
-//   BENCH_CONNECTIONS=32   autocannon connections / function workers
+//   BENCH_CONNECTIONS=32   HTTP connections / function workers
 //   BENCH_ONLY=a,b         only these scenarios (baselines always run)
 //   BENCH_RESULTS_DIR      where the JSON goes (default bench/results)
 //   BENCH_ADJACENT=1       measure each scenario's baseline again right before and right
@@ -12,8 +12,11 @@
 //                          alternating (baseline, scenario, scenario, baseline, ...), both up
 //                          at once in one process, and compute its ratios from those
 //                          baseline slices (replaces BENCH_ADJACENT's bracket)
-//   BENCH_CLIENT=thread    autocannon in its own worker thread (default), or `inline` on
-//                          the server's event loop (how runs before the fifth round measured)
+//   BENCH_CLIENT=wrk       wrk, an external C client in its own process (default; issue 30);
+//                          `thread`: autocannon in a worker thread of the server's process;
+//                          `inline`: on the server's event loop (runs before the fifth round)
+//   BENCH_LOG_LEVEL=info   the services' log level (`info`: a request line per request, as
+//                          make dev runs them; `warn` to measure without it)
 //   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
 //   BENCH_ISOLATE=1        each measurement in a process of its own (bench/isolate.ts);
 //                          0: all in this process, one after another
@@ -32,6 +35,8 @@ import { adminQuery } from './bench-database';
 import { runIsolated, runIsolatedPaired } from './isolate';
 import { measureTarget, type ClientMode, type Figures } from './measure';
 import type { BaselineName, Scenario, ScenarioContext } from './scenario';
+
+type LogLevelName = NonNullable<ScenarioContext['logLevel']>;
 
 const BENCH_DIR = __dirname;
 export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -52,6 +57,12 @@ export interface ScenarioResult extends Figures {
   readonly throughputRatio: number;
   /** p99 / baseline p99 (lower is better). */
   readonly p99Ratio: number;
+  /**
+   * Baseline CPU per request / the scenario's (higher is better; wrk runs only). On a
+   * saturated one-process server it bounds the throughput ratio, and it moves far less than
+   * req/s when other work shares the machine.
+   */
+  readonly cpuRatio?: number;
 }
 
 export interface BenchReport {
@@ -61,6 +72,8 @@ export interface BenchReport {
   readonly durationMs: number;
   readonly connections: number;
   readonly client: ClientMode;
+  /** The services' log level (BENCH_LOG_LEVEL). */
+  readonly logLevel: LogLevelName;
   readonly warmupMs: number;
   /** Whether each measurement ran in a process of its own. */
   readonly isolated: boolean;
@@ -96,13 +109,24 @@ export async function discoverScenarios(dir = join(BENCH_DIR, 'scenarios')): Pro
 /** The coarsest p99 any measurement reports (autocannon's whole milliseconds). */
 export const P99_RESOLUTION_MS = 1;
 
-export function ratios(result: Figures, baseline: Figures): { throughputRatio: number; p99Ratio: number } {
+/** The resolution of a client's latencies: whole ms for autocannon, microseconds for wrk. */
+export function p99Resolution(client: ClientMode): number {
+  return client === 'wrk' ? 0.001 : P99_RESOLUTION_MS;
+}
+
+export function ratios(
+  result: Figures,
+  baseline: Figures,
+  resolutionMs = P99_RESOLUTION_MS,
+): { throughputRatio: number; p99Ratio: number; cpuRatio?: number } {
   const round = (x: number) => Math.round(x * 1000) / 1000;
+  const cpu = result.cpuUsPerRequest !== undefined && baseline.cpuUsPerRequest !== undefined ? { cpuRatio: round(baseline.cpuUsPerRequest / result.cpuUsPerRequest) } : {};
   return {
+    ...cpu,
     throughputRatio: round(result.reqPerSec / baseline.reqPerSec),
     // autocannon reports whole milliseconds, so a p99 of 0 means "under 1 ms". Both sides are
-    // floored at that resolution: a 3 ms p99 against a baseline's 0 is 3x, not 3000x.
-    p99Ratio: round(Math.max(result.p99Ms, P99_RESOLUTION_MS) / Math.max(baseline.p99Ms, P99_RESOLUTION_MS)),
+    // floored at the client's resolution: a 3 ms p99 against a baseline's 0 is 3x, not 3000x.
+    p99Ratio: round(Math.max(result.p99Ms, resolutionMs) / Math.max(baseline.p99Ms, resolutionMs)),
   };
 }
 
@@ -121,6 +145,7 @@ export function bracketMean(before: Figures, after: Figures): Figures {
     p99Ms: mean(before.p99Ms, after.p99Ms),
     total: before.total + after.total,
     failures: before.failures + after.failures,
+    ...meanCpu([before, after]),
   };
 }
 
@@ -138,7 +163,15 @@ export function combineSlices(slices: readonly Figures[]): Figures {
     p99Ms: mean((f) => f.p99Ms),
     total: slices.reduce((n, f) => n + f.total, 0),
     failures: slices.reduce((n, f) => n + f.failures, 0),
+    ...meanCpu(slices),
   };
+}
+
+/** CPU per request over several measurements, weighted by their requests (when all have it). */
+function meanCpu(parts: readonly Figures[]): Pick<Figures, 'cpuUsPerRequest'> {
+  if (parts.some((f) => f.cpuUsPerRequest === undefined)) return {};
+  const requests = parts.reduce((n, f) => n + f.total, 0);
+  return { cpuUsPerRequest: parts.reduce((n, f) => n + (f.cpuUsPerRequest ?? 0) * f.total, 0) / requests };
 }
 
 /** Which target each measurement of a paired run is, in order: B S, S B, B S, ... */
@@ -236,6 +269,8 @@ export async function runBench(options: {
   adjacentBaselines?: boolean;
   /** Where the HTTP load generator runs (bench/measure.ts). */
   client?: ClientMode;
+  /** The services' log level (default info). */
+  logLevel?: LogLevelName;
   /** Unrecorded load before each HTTP measurement (default none). */
   warmupMs?: number;
   /** Each measurement in a process of its own (default true; bench/isolate.ts). */
@@ -247,9 +282,10 @@ export async function runBench(options: {
   interleave?: number;
 }): Promise<BenchReport> {
   const log = options.log ?? (() => undefined);
-  const client = options.client ?? 'thread';
+  const client = options.client ?? 'wrk';
+  const logLevel = options.logLevel ?? 'info';
   const warmupMs = options.warmupMs ?? 0;
-  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, client, warmupMs, log };
+  const ctx: ScenarioContext = { databaseUrl: options.databaseUrl, durationMs: options.durationMs, connections: options.connections, client, logLevel, warmupMs, log };
   const all = await discoverScenarios(options.scenariosDir);
   const unknown = (options.only ?? []).filter((n) => !all.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) in BENCH_ONLY: ${unknown.join(', ')} (have: ${all.map((s) => s.name).join(', ') || 'none'})`);
@@ -295,7 +331,7 @@ export async function runBench(options: {
     log(`scenario ${s.name}: ${s.description}`);
     try {
       const { figures, base, how } = await measureScenario(s);
-      results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...how, ...figures, ...ratios(figures, base) });
+      results.push({ name: s.name, description: s.description, baseline: s.baseline, baselineFigures: base, ...how, ...figures, ...ratios(figures, base, p99Resolution(client)) });
     } catch (err) {
       failed.push({ name: s.name, error: (err as Error).message });
       log(`scenario ${s.name} failed: ${(err as Error).message}`);
@@ -308,6 +344,7 @@ export async function runBench(options: {
     durationMs: options.durationMs,
     connections: options.connections,
     client,
+    logLevel,
     warmupMs,
     isolated: isolate,
     interleave,
@@ -320,9 +357,10 @@ export async function runBench(options: {
 
 export function formatReport(report: BenchReport): string {
   const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+  const cpu = (f: Figures) => (f.cpuUsPerRequest === undefined ? '' : fmt(f.cpuUsPerRequest, 0));
   const rows: string[][] = [];
   for (const [name, f] of Object.entries(report.baselines)) {
-    rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), '1.000', '1.000', String(f.failures)]);
+    rows.push([name, '(baseline)', fmt(f.reqPerSec), fmt(f.p50Ms, 2), fmt(f.p99Ms, 2), cpu(f), '1.000', '1.000', f.cpuUsPerRequest === undefined ? '' : '1.000', String(f.failures)]);
   }
   for (const s of report.scenarios) {
     rows.push([
@@ -331,15 +369,17 @@ export function formatReport(report: BenchReport): string {
       fmt(s.reqPerSec),
       fmt(s.p50Ms, 2),
       fmt(s.p99Ms, 2),
+      cpu(s),
       fmt(s.throughputRatio, 3),
       fmt(s.p99Ratio, 3),
+      s.cpuRatio === undefined ? '' : fmt(s.cpuRatio, 3),
       String(s.failures),
       `${fmt(s.baselineFigures.reqPerSec)} / ${fmt(s.baselineFigures.p99Ms, 2)}`,
       s.bracket ? `${fmt(s.bracket.before.reqPerSec)} / ${fmt(s.bracket.after.reqPerSec)}` : s.interleaved ? `interleaved, ${s.interleaved.slices} slices` : '',
     ]);
   }
-  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '']);
-  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'x req/s', 'x p99', 'errors', 'baseline req/s / p99 ms', 'before / after req/s'];
+  for (const f of report.failed) rows.push([f.name, 'FAILED', f.error.slice(0, 60), '', '', '', '', '', '', '', '', '']);
+  const headers = ['scenario', 'vs', 'req/s', 'p50 ms', 'p99 ms', 'cpu us/req', 'x req/s', 'x p99', 'x cpu', 'errors', 'baseline req/s / p99 ms', 'before / after req/s'];
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
@@ -355,7 +395,8 @@ const benchEnv = z.object({
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
   BENCH_RESULTS_DIR: z.string().min(1).default(join(BENCH_DIR, 'results')),
   BENCH_ADJACENT: booleanEnv(true),
-  BENCH_CLIENT: z.enum(['thread', 'inline']).default('thread'),
+  BENCH_CLIENT: z.enum(['wrk', 'thread', 'inline']).default('wrk'),
+  BENCH_LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   BENCH_WARMUP: durationEnv('1s'),
   BENCH_ISOLATE: booleanEnv(true),
   BENCH_INTERLEAVE: z.string().regex(/^\d+$/, { message: 'must be a whole number of slices (0: off)' }).transform(Number).default(0),
@@ -380,6 +421,7 @@ async function main(): Promise<number> {
     only: env.BENCH_ONLY,
     adjacentBaselines: env.BENCH_ADJACENT,
     client: env.BENCH_CLIENT,
+    logLevel: env.BENCH_LOG_LEVEL,
     warmupMs: env.BENCH_WARMUP,
     isolate: env.BENCH_ISOLATE,
     interleave: env.BENCH_INTERLEAVE,

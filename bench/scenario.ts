@@ -9,10 +9,19 @@ export interface ScenarioContext {
   /** PostgreSQL to use (DATABASE_URL or the local default). */
   readonly databaseUrl: string;
   readonly durationMs: number;
-  /** HTTP connections (autocannon) / concurrent function workers. */
+  /** HTTP connections (wrk or autocannon) / concurrent function workers. */
   readonly connections: number;
-  /** Where HTTP load is generated: its own worker thread (default) or the server's loop. */
-  readonly client?: 'thread' | 'inline';
+  /**
+   * Where HTTP load is generated: wrk in its own process (default), autocannon in its own
+   * worker thread, or autocannon on the server's loop.
+   */
+  readonly client?: 'wrk' | 'thread' | 'inline';
+  /**
+   * The services' log level (BENCH_LOG_LEVEL, default `info` as `make dev` and the
+   * deployments run them: one request line per request). Scenarios build their logger
+   * with serviceLogger() (bench/bench-database.ts).
+   */
+  readonly logLevel?: 'error' | 'warn' | 'info' | 'debug';
   /** Unrecorded HTTP load before each measurement (ms). */
   readonly warmupMs?: number;
   readonly log: (message: string) => void;

@@ -6,8 +6,9 @@
 // the services first and Postgres last, then exit 0, so we own the lifecycle. The class
 // also only knows how to run as a user literally called `postgres` when started as root.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chown, cp, mkdir, readFile, readdir, rename, rm, stat, chmod, lstat, writeFile } from 'node:fs/promises';
+import { chown, cp, lchown, mkdir, readFile, readdir, rename, rm, rmdir, stat, chmod, lstat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -80,31 +81,80 @@ export async function resolveRunAs(log: (line: string) => void = () => undefined
 }
 
 // The unprivileged user must be able to reach the data dir: every ancestor needs the
-// "search" bit for others (or be owned by that user). mkdtemp() creates 0700 dirs, a
-// classic trap, so say exactly which directory is in the way.
-async function assertTraversable(dir: string, runAs: RunAs): Promise<void> {
+// "search" bit for it (owner, group or others, whichever applies). Returns the first
+// directory in the way, or undefined when the whole path is reachable.
+async function firstBlockedAncestor(dir: string, runAs: RunAs): Promise<{ dir: string; mode: number } | undefined> {
   const parts = resolve(dir).split(sep).filter(Boolean);
   let current: string = sep;
   for (const part of parts.slice(0, -1)) {
     current = join(current, part);
     const st = await stat(current);
     const ok = st.uid === runAs.uid ? (st.mode & 0o100) !== 0 : st.gid === runAs.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
-    if (!ok) {
-      throw new Error(
-        `PostgreSQL runs as user "${runAs.user}" (we are root) but cannot enter ${current} ` +
-          `(mode ${(st.mode & 0o777).toString(8)}); run \`chmod o+x ${current}\` or use another data directory`,
-      );
-    }
+    if (!ok) return { dir: current, mode: st.mode & 0o777 };
+  }
+  return undefined;
+}
+
+async function assertTraversable(dir: string, runAs: RunAs): Promise<void> {
+  const blocked = await firstBlockedAncestor(dir, runAs);
+  if (blocked) {
+    throw new Error(
+      `PostgreSQL runs as user "${runAs.user}" (we are root) but cannot enter ${blocked.dir} (mode ${blocked.mode.toString(8)})`,
+    );
   }
 }
 
 async function isTraversable(path: string, runAs: RunAs): Promise<boolean> {
   try {
-    await assertTraversable(path, runAs);
-    return true;
+    return (await firstBlockedAncestor(path, runAs)) === undefined;
   } catch {
     return false;
   }
+}
+
+/** Where clusters live whose checkout the unprivileged user cannot enter (see relocatedDataDir). */
+export const RELOCATED_CLUSTERS_ROOT = '/var/tmp/selfstack-dev-postgres';
+
+// A directory root made and may trust: a real directory (not a symlink planted in a
+// world-writable /var/tmp), owned by us, writable by nobody else.
+async function ensureOwnedDir(dir: string, mode: number): Promise<void> {
+  await mkdir(dir, { recursive: true, mode });
+  const st = await lstat(dir);
+  const uid = process.getuid?.() ?? -1;
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o022) !== 0) {
+    throw new Error(
+      `${dir} is not a directory owned by uid ${uid} and writable only by it ` +
+        `(found ${st.isSymbolicLink() ? 'a symlink' : `owner ${st.uid}, mode ${(st.mode & 0o777).toString(8)}`}); ` +
+        'remove it, or set DEV_DATA_DIR to a directory the PostgreSQL user can reach',
+    );
+  }
+  await chmod(dir, mode);
+}
+
+/**
+ * The cluster directory for a data directory the unprivileged PostgreSQL user cannot reach
+ * (a checkout under /root or under a mkdtemp directory, both mode 0700; issue 31 item 4).
+ * Rather than loosening the permissions of the user's home, the cluster moves to
+ * `<root>/<slug>-<hash>/postgres`: one per requested path (the hash is of that path, so a
+ * checkout keeps its cluster across runs and two checkouts never share one), under
+ * /var/tmp because it survives reboots as `.data/` does. The layers above the cluster are
+ * root's, mode 0755, and refused when anyone else could have planted or changed them; the
+ * cluster itself belongs to the PostgreSQL user, mode 0700. `checkout-path` beside it names
+ * the data directory it stands for.
+ */
+export async function relocatedDataDir(preferred: string, root: string = RELOCATED_CLUSTERS_ROOT): Promise<string> {
+  const wanted = resolve(preferred);
+  const hash = createHash('sha256').update(wanted).digest('hex').slice(0, 16);
+  const slug = wanted.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(-48).replace(/^-+/, '');
+  const home = join(root, `${slug}-${hash}`);
+  await ensureOwnedDir(root, 0o755);
+  await ensureOwnedDir(home, 0o755);
+  await writeFile(join(home, 'checkout-path'), `${wanted}\n`, { mode: 0o644 });
+  const cluster = join(home, 'postgres');
+  if (existsSync(cluster) && !(await lstat(cluster)).isDirectory()) {
+    throw new Error(`${cluster} exists and is not a directory; remove it`);
+  }
+  return cluster;
 }
 
 /**
@@ -140,9 +190,25 @@ export async function stagePostgresNative(native: string, root: string = tmpdir(
   return target;
 }
 
+// Undoes mkdir(dir, { recursive: true }) that returned `created` (its first new directory),
+// for directories still empty: nothing is left in a checkout whose cluster lives elsewhere.
+async function removeEmptyDirs(dir: string, created: string | undefined): Promise<void> {
+  if (!created) return;
+  for (let d = resolve(dir); d.startsWith(created); d = dirname(d)) {
+    try {
+      await rmdir(d);
+    } catch {
+      return;
+    }
+    if (d === created) return;
+  }
+}
+
 async function chownTree(path: string, uid: number, gid: number): Promise<void> {
   const st = await lstat(path);
-  if (st.uid !== uid || st.gid !== gid) await chown(path, uid, gid);
+  // lchown for links: the tree belongs to the unprivileged user, and root must never
+  // follow a link it may have planted to hand it some other file.
+  if (st.uid !== uid || st.gid !== gid) await (st.isSymbolicLink() ? lchown : chown)(path, uid, gid);
   if (st.isDirectory()) {
     for (const name of await readdir(path)) await chownTree(join(path, name), uid, gid);
   }
@@ -250,13 +316,15 @@ export interface EmbeddedPostgres {
   readonly port: number;
   readonly pid: number;
   readonly runAs: RunAs | undefined;
+  /** Where the cluster is: the requested data directory, or its relocatedDataDir(). */
+  readonly dataDir: string;
   /** Fast shutdown (SIGINT); resolves once the postmaster has exited. Idempotent. */
   stop(): Promise<void>;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const log = options.log ?? (() => undefined);
-  const dataDir = resolve(options.dataDir);
+  let dataDir = resolve(options.dataDir);
   let bins = postgresBinaries();
   const runAs = await resolveRunAs(log);
   if (runAs && !(await isTraversable(bins.initdb, runAs))) {
@@ -266,6 +334,20 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     bins = { initdb: join(staged, 'bin', 'initdb'), postgres: join(staged, 'bin', 'postgres') };
   }
 
+  if (runAs) {
+    // Made first (by root, under whatever umask) so that the check sees the real modes.
+    const created = await mkdir(dataDir, { recursive: true });
+    const blocked = await firstBlockedAncestor(dataDir, runAs);
+    if (blocked) {
+      const moved = await relocatedDataDir(dataDir);
+      log(
+        `user "${runAs.user}" cannot enter ${blocked.dir} (mode ${blocked.mode.toString(8)}), which stays as it is; ` +
+          `the cluster for ${dataDir} lives in ${moved}`,
+      );
+      await removeEmptyDirs(dataDir, created);
+      dataDir = moved;
+    }
+  }
   await mkdir(dataDir, { recursive: true });
   // Postgres insists on 0700 (or 0750) for its data directory.
   await chmod(dataDir, 0o700);
@@ -388,6 +470,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     port,
     pid: child.pid ?? -1,
     runAs,
+    dataDir,
     stop,
   };
 }

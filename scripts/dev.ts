@@ -1,7 +1,8 @@
 // `make dev`: every service in one command on a fresh machine (../shared/ARCHITECTURE.md,
 // "Two commands, embedded default").
 //
-//   - DATABASE_URL unset -> embedded PostgreSQL in .data/postgres (scripts/dev-postgres.ts)
+//   - DATABASE_URL unset -> embedded PostgreSQL in .data/postgres (scripts/dev-postgres.ts;
+//     as root in a checkout its unprivileged user cannot enter: under /var/tmp, keyed by path)
 //   - migrations applied (scripts/dev-migrate.ts)
 //   - REDIS_URL unset -> not passed on, so every service uses its in-memory bus
 //   - each services/<name>/src/main.ts runs as a child (node --import tsx), output
@@ -201,7 +202,7 @@ async function main(): Promise<number> {
         await pg.stop();
         return await stopped;
       }
-      say(`embedded PostgreSQL ready at ${pg.url}${pg.runAs ? ` (running as user ${pg.runAs.user})` : ''}`);
+      say(`embedded PostgreSQL ready at ${pg.url}, data in ${pg.dataDir}${pg.runAs ? ` (running as user ${pg.runAs.user})` : ''}`);
     }
     if (shuttingDown) return await stopped;
 

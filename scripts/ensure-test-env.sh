@@ -46,6 +46,9 @@ command -v openssl >/dev/null 2>&1 || want_pkgs+=(openssl)
 # Debian's Chromium, driven by playwright-core in the console's end-to-end tests
 # (test/e2e/console); playwright never downloads a browser of its own here.
 [ -x /usr/bin/chromium ] || want_pkgs+=(chromium)
+# wrk: the external load generator of `make bench` (bench/wrk.ts); not a test dependency,
+# but installed with the rest so that a test machine can also benchmark.
+command -v wrk >/dev/null 2>&1 || want_pkgs+=(wrk)
 fresh_postgres=false
 if [ "${#want_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -55,6 +58,22 @@ if [ "${#want_pkgs[@]}" -gt 0 ]; then
     apt-get install -y -q "${want_pkgs[@]}"
   else
     log "missing: ${want_pkgs[*]} (install with: sudo apt-get install -y ${want_pkgs[*]}); tests that need them will fail"
+  fi
+fi
+
+# kubectl renders infra/k8s with its built-in kustomize (`kubectl kustomize`,
+# scripts/k8s-validate.ts, test/infra/k8s.itest.ts). The package is `kubectl` where the
+# configured archive has it; Debian bookworm only has `kubernetes-client` (kubectl 1.20,
+# whose kustomize v2 predates the `labels:` field the base uses: the test then fails with
+# kustomize's message, so install a kubectl of 1.22 or later).
+if ! command -v kubectl >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    [ "${#want_pkgs[@]}" -gt 0 ] || apt-get update -q
+    if apt-cache show kubectl >/dev/null 2>&1; then kubectl_pkg=kubectl; else kubectl_pkg=kubernetes-client; fi
+    log "installing: $kubectl_pkg"
+    apt-get install -y -q "$kubectl_pkg" || log "could not install $kubectl_pkg; the Kubernetes manifest test will fail"
+  else
+    log "missing: kubectl (install with: sudo apt-get install -y kubectl); the Kubernetes manifest test will fail"
   fi
 fi
 

@@ -1,17 +1,29 @@
-// `make k8s-validate`: checks infra/k8s without a cluster or the kustomize binary.
+// `make k8s-validate`: checks infra/k8s with the real tools, without a cluster (issue 31
+// item 5).
 //
-// For the base and every overlay it resolves the kustomization the way kustomize does
-// for the features we use (resources, generators, strategic-merge patches by kind+name,
-// namespace, images), then checks each object: apiVersion/kind/metadata.name, selectors
-// that match their pod templates, Service targetPorts that exist on the selected pods,
-// probes on ports that exist and paths the container really serves, resource requests,
-// ConfigMap/Secret references and keys, mounted config files. It also checks that the
-// copies in infra/k8s/base/files match infra/nginx and infra/controller (kustomize may
-// not read files outside the kustomization root); `--sync` refreshes them.
+// 1. Rendering is kustomize's own: `kubectl kustomize <dir>` for the base and every
+//    overlay (resources, generators with their hash suffixes and the references to them,
+//    patches, namespace, images, labels), so what is checked is what `kubectl apply -k`
+//    would send. A kustomization kustomize rejects fails here with kustomize's message.
+// 2. Every rendered object is validated against the Kubernetes OpenAPI schema of its
+//    apiVersion/kind with `kubernetes-models` (schemas generated from the Kubernetes
+//    OpenAPI spec, shipped in the npm package, so no network): required fields, types,
+//    enums, formats (quantities, int-or-string). An object whose kind it does not know is
+//    an error, not a pass.
+// 3. Then only the project's own cross-checks, which no schema can know: probes on the
+//    ports the container declares and the paths its program serves, workload and
+//    PodDisruptionBudget selectors matching pod labels, Services selecting a workload that
+//    exposes their target ports, readiness with dependencies (/readyz) and liveness
+//    without (/healthz), resource requests on every container, referenced ConfigMap keys
+//    and config files, overlays rewriting the image, and the config copies in
+//    infra/k8s/base/files matching infra/nginx and infra/controller (kustomize may not
+//    read files outside the kustomization root); `--sync` refreshes those copies.
 //
 //   npx tsx scripts/k8s-validate.ts [--sync]        exit 1 when any problem is found
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import * as k8sModels from 'kubernetes-models';
 import { parseAllDocuments } from 'yaml';
 
 const ROOT = resolve(__dirname, '..');
@@ -19,251 +31,99 @@ export const K8S_DIR = join(ROOT, 'infra', 'k8s');
 
 type Obj = Record<string, unknown>;
 
-export interface Resource {
+/** One rendered object, as kustomize printed it. */
+export interface K8sObject extends Obj {
   apiVersion?: unknown;
   kind?: unknown;
   metadata?: { name?: unknown; namespace?: unknown; labels?: Record<string, string> };
   spec?: Obj;
-  [key: string]: unknown;
-  /** file it came from, for messages */
-  __source: string;
-}
-
-export interface Generated {
-  readonly kind: 'ConfigMap' | 'Secret';
-  readonly name: string;
-  readonly keys: readonly string[];
-  readonly source: string;
-}
-
-export interface Rendered {
-  readonly dir: string;
-  readonly resources: Resource[];
-  readonly generated: Generated[];
-  readonly images: Map<string, string>;
-  readonly namespace: string | undefined;
-  readonly errors: string[];
 }
 
 export interface ValidationResult {
   readonly errors: string[];
   /** Secrets referenced but not produced by the kustomization (the operator creates them). */
   readonly externalSecrets: string[];
-  readonly rendered: Rendered;
+  readonly objects: K8sObject[];
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const rel = (p: string): string => relative(ROOT, p) || '.';
+const idOf = (o: K8sObject): string => `${String(o.kind)}/${String(o.metadata?.name)}`;
 
-const KUSTOMIZATION_FIELDS = new Set([
-  'apiVersion',
-  'kind',
-  'resources',
-  'patches',
-  'configMapGenerator',
-  'secretGenerator',
-  'images',
-  'namespace',
-  'labels',
-  'commonLabels',
-  'commonAnnotations',
-  'generatorOptions',
-]);
+/** Thrown when kubectl is missing or kustomize rejects the kustomization. */
+export class RenderError extends Error {}
 
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
-
-function rel(p: string): string {
-  return relative(ROOT, p) || '.';
-}
-
-function loadYamlDocs(file: string, errors: string[]): Obj[] {
-  const docs: Obj[] = [];
-  for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
-    if (doc.errors.length > 0) {
-      for (const e of doc.errors) errors.push(`${rel(file)}: YAML error: ${e.message}`);
-      continue;
+/** `kubectl kustomize <dir>`: kustomize's own rendering, parsed into objects. */
+export function renderKustomization(dir: string): K8sObject[] {
+  let out: string;
+  try {
+    out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') {
+      throw new RenderError(
+        'kubectl is not installed: `make k8s-validate` renders with `kubectl kustomize` ' +
+          '(scripts/ensure-test-env.sh installs it: apt-get install -y kubectl)',
+      );
     }
+    throw new RenderError(`kubectl kustomize ${rel(dir)} failed: ${(e.stderr ?? e.message).trim()}`);
+  }
+  const objects: K8sObject[] = [];
+  for (const doc of parseAllDocuments(out)) {
+    if (doc.errors.length > 0) throw new RenderError(`kubectl kustomize ${rel(dir)} printed invalid YAML: ${doc.errors[0]!.message}`);
     const value: unknown = doc.toJS();
-    if (value === null || value === undefined) continue;
-    if (!isObj(value)) {
-      errors.push(`${rel(file)}: a document is not a mapping`);
-      continue;
-    }
-    docs.push(value);
+    if (isObj(value)) objects.push(value as K8sObject);
   }
-  return docs;
+  return objects;
 }
 
-// Strategic merge, reduced to what our patches need: maps merge recursively; lists of
-// maps that all carry `name` merge by name (containers, env, ports, volumes); other
-// lists are replaced.
-export function strategicMerge(target: unknown, patch: unknown): unknown {
-  if (isObj(target) && isObj(patch)) {
-    const out: Obj = { ...target };
-    for (const [k, v] of Object.entries(patch)) out[k] = k in target ? strategicMerge(target[k], v) : v;
-    return out;
-  }
-  if (Array.isArray(target) && Array.isArray(patch)) {
-    const named = (xs: unknown[]) => xs.every((x) => isObj(x) && typeof x.name === 'string');
-    if (named(target) && named(patch)) {
-      const out = target.map((x) => ({ ...(x as Obj) }));
-      for (const p of patch as Obj[]) {
-        const i = out.findIndex((x) => x.name === p.name);
-        if (i === -1) out.push(p);
-        else out[i] = strategicMerge(out[i], p) as Obj;
-      }
-      return out;
-    }
-    return patch;
-  }
-  return patch;
+interface Model {
+  new (data: Obj): { validate(): void };
 }
 
-function generatorKeys(entry: Obj, dir: string, where: string, errors: string[]): string[] {
-  const keys: string[] = [];
-  for (const f of asArray(entry.files)) {
-    const spec = str(f);
-    if (!spec) {
-      errors.push(`${where}: files entries must be strings`);
-      continue;
-    }
-    const [key, path] = spec.includes('=') ? (spec.split('=', 2) as [string, string]) : [basename(spec), spec];
-    const full = resolve(dir, path);
-    if (!existsSync(full)) errors.push(`${where}: file ${path} does not exist`);
-    keys.push(key);
-  }
-  for (const l of asArray(entry.literals)) {
-    const spec = str(l);
-    if (!spec || !spec.includes('=')) errors.push(`${where}: literal ${JSON.stringify(l)} is not KEY=VALUE`);
-    else keys.push(spec.slice(0, spec.indexOf('=')));
-  }
-  for (const e of asArray(entry.envs)) {
-    const path = str(e);
-    const full = path ? resolve(dir, path) : '';
-    if (!path || !existsSync(full)) {
-      errors.push(`${where}: env file ${String(e)} does not exist`);
-      continue;
-    }
-    for (const line of readFileSync(full, 'utf8').split('\n')) {
-      const t = line.trim();
-      if (t && !t.startsWith('#') && t.includes('=')) keys.push(t.slice(0, t.indexOf('=')));
-    }
-  }
-  return keys;
+/**
+ * The kubernetes-models class for an apiVersion/kind, or undefined when the package has no
+ * schema for it. The package exports one namespace per API group, camel-cased
+ * (`networking.k8s.io/v1` -> networkingK8sIo.v1), the core group as `v1`.
+ */
+function modelFor(apiVersion: string, kind: string): Model | undefined {
+  const slash = apiVersion.lastIndexOf('/');
+  const group = slash === -1 ? undefined : apiVersion.slice(0, slash);
+  const version = apiVersion.slice(slash + 1);
+  const groupKey = group?.replace(/[.-]([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  const root = k8sModels as unknown as Record<string, Record<string, Record<string, unknown>> | undefined>;
+  const versions = groupKey === undefined ? (root as Record<string, Record<string, unknown> | undefined>) : root[groupKey];
+  const kinds = versions && Object.hasOwn(versions, version) ? versions[version] : undefined;
+  const model = kinds && Object.hasOwn(kinds, kind) ? kinds[kind] : undefined;
+  return typeof model === 'function' ? (model as Model) : undefined;
 }
 
-/** Resolves a kustomization directory into objects, like `kustomize build` would. */
-export function renderKustomization(dir: string, stack: readonly string[] = []): Rendered {
-  const errors: string[] = [];
-  const resources: Resource[] = [];
-  const generated: Generated[] = [];
-  const images = new Map<string, string>();
-  const kfile = KUSTOMIZATION_FILES.map((f) => join(dir, f)).find((f) => existsSync(f));
-  if (!kfile) {
-    return { dir, resources, generated, images, namespace: undefined, errors: [`${rel(dir)}: no kustomization.yaml`] };
-  }
-  if (stack.includes(dir)) {
-    return { dir, resources, generated, images, namespace: undefined, errors: [`${rel(dir)}: kustomization cycle via ${stack.map(rel).join(' -> ')}`] };
-  }
-  const [k] = loadYamlDocs(kfile, errors);
-  if (!k) return { dir, resources, generated, images, namespace: undefined, errors: [...errors, `${rel(kfile)}: empty`] };
-  for (const field of Object.keys(k)) {
-    if (!KUSTOMIZATION_FIELDS.has(field)) errors.push(`${rel(kfile)}: unsupported or misspelt field "${field}"`);
-  }
-  if (k.kind !== undefined && k.kind !== 'Kustomization') errors.push(`${rel(kfile)}: kind must be Kustomization`);
+// kustomize folds a generated Secret's long base64 values over several lines. The API
+// server decodes them with Go's encoding/base64, which ignores \r and \n, so they are
+// valid; the schema's "byte" format is a one-line regular expression.
+function forSchema(o: K8sObject): Obj {
+  if (o.kind !== 'Secret' || !isObj(o.data)) return o;
+  const data: Obj = {};
+  for (const [k, v] of Object.entries(o.data)) data[k] = typeof v === 'string' ? v.replace(/[\r\n]/g, '') : v;
+  return { ...o, data };
+}
 
-  for (const r of asArray(k.resources)) {
-    const path = str(r);
-    if (!path) {
-      errors.push(`${rel(kfile)}: resources entries must be strings`);
-      continue;
-    }
-    const full = resolve(dir, path);
-    if (!existsSync(full)) {
-      errors.push(`${rel(kfile)}: resource ${path} does not exist`);
-      continue;
-    }
-    if (statSync(full).isDirectory()) {
-      const sub = renderKustomization(full, [...stack, dir]);
-      errors.push(...sub.errors);
-      resources.push(...sub.resources);
-      generated.push(...sub.generated);
-      for (const [n, v] of sub.images) images.set(n, v);
-    } else {
-      for (const doc of loadYamlDocs(full, errors)) resources.push({ ...doc, __source: rel(full) } as Resource);
-    }
+/** Problems the Kubernetes OpenAPI schema finds in one object ([] when it conforms). */
+export function schemaErrors(o: K8sObject): string[] {
+  const apiVersion = str(o.apiVersion);
+  const kind = str(o.kind);
+  if (!apiVersion || !kind) return [`${idOf(o)}: apiVersion and kind are required`];
+  const Model = modelFor(apiVersion, kind);
+  if (!Model) return [`${idOf(o)}: no Kubernetes schema for ${apiVersion} ${kind}`];
+  try {
+    new Model(forSchema(o)).validate();
+    return [];
+  } catch (err) {
+    // kubernetes-models joins ajv's messages with ", ": one line per problem reads better.
+    return (err as Error).message.split(/, (?=data[/ ])/).map((m) => `${idOf(o)}: ${m.replace(/^data/, '')}`);
   }
-
-  for (const [field, kind] of [
-    ['configMapGenerator', 'ConfigMap'],
-    ['secretGenerator', 'Secret'],
-  ] as const) {
-    for (const g of asArray(k[field])) {
-      if (!isObj(g) || !str(g.name)) {
-        errors.push(`${rel(kfile)}: ${field} entries need a name`);
-        continue;
-      }
-      const where = `${rel(kfile)}: ${field} ${String(g.name)}`;
-      generated.push({ kind, name: String(g.name), keys: generatorKeys(g, dir, where, errors), source: rel(kfile) });
-    }
-  }
-
-  for (const img of asArray(k.images)) {
-    if (!isObj(img) || !str(img.name)) {
-      errors.push(`${rel(kfile)}: images entries need a name`);
-      continue;
-    }
-    const name = String(img.name);
-    const newName = str(img.newName) ?? name;
-    const tag = str(img.newTag) ?? (typeof img.newTag === 'number' ? String(img.newTag) : undefined);
-    const digest = str(img.digest);
-    images.set(name, digest ? `${newName}@${digest}` : tag ? `${newName}:${tag}` : newName);
-  }
-
-  for (const p of asArray(k.patches)) {
-    if (!isObj(p)) {
-      errors.push(`${rel(kfile)}: patches entries must be mappings`);
-      continue;
-    }
-    let patchDocs: Obj[] = [];
-    const path = str(p.path);
-    if (path) {
-      const full = resolve(dir, path);
-      if (!existsSync(full)) {
-        errors.push(`${rel(kfile)}: patch ${path} does not exist`);
-        continue;
-      }
-      patchDocs = loadYamlDocs(full, errors);
-    } else if (str(p.patch)) {
-      patchDocs = parseAllDocuments(String(p.patch))
-        .map((d) => d.toJS() as unknown)
-        .filter(isObj);
-    } else {
-      errors.push(`${rel(kfile)}: a patch needs path or patch`);
-      continue;
-    }
-    const target = isObj(p.target) ? p.target : undefined;
-    for (const doc of patchDocs) {
-      if (Array.isArray(doc) || doc.op !== undefined) {
-        errors.push(`${rel(kfile)}: only strategic-merge patches are supported here`);
-        continue;
-      }
-      const kind = str(target?.kind) ?? str(doc.kind);
-      const name = str(target?.name) ?? str((doc.metadata as Obj | undefined)?.name);
-      const idx = resources.findIndex((r) => r.kind === kind && r.metadata?.name === name);
-      if (idx === -1) {
-        errors.push(`${rel(kfile)}: patch ${path ?? '(inline)'} targets ${kind}/${name}, which is not among the resources`);
-        continue;
-      }
-      const { metadata: _m, apiVersion: _a, kind: _k, ...body } = doc;
-      const merged = strategicMerge(resources[idx], body) as Resource;
-      resources[idx] = merged;
-    }
-  }
-
-  const namespace = str(k.namespace);
-  return { dir, resources, generated, images, namespace, errors };
 }
 
 interface Container {
@@ -276,25 +136,24 @@ interface Container {
   livenessProbe?: Obj;
   startupProbe?: Obj;
   resources?: { requests?: Obj };
-  volumeMounts?: { name?: string; mountPath?: string; subPath?: string }[];
+  volumeMounts?: { name?: string; mountPath?: string }[];
 }
 
 const WORKLOAD_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job']);
 const APP_SERVICES = ['secrets', 'scheduler', 'boxes', 'registry'];
-const DNS_1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-function podSpec(r: Resource): Obj | undefined {
+function podSpec(r: K8sObject): Obj | undefined {
   const tpl = r.spec?.template;
   return isObj(tpl) && isObj(tpl.spec) ? tpl.spec : undefined;
 }
 
-function templateLabels(r: Resource): Record<string, string> {
+function templateLabels(r: K8sObject): Record<string, string> {
   const tpl = r.spec?.template;
   const md = isObj(tpl) && isObj(tpl.metadata) ? tpl.metadata : undefined;
   return (isObj(md?.labels) ? md.labels : {}) as Record<string, string>;
 }
 
-function containersOf(r: Resource): { containers: Container[]; init: Container[] } {
+function containersOf(r: K8sObject): { containers: Container[]; init: Container[] } {
   const spec = podSpec(r);
   return { containers: asArray(spec?.containers) as Container[], init: asArray(spec?.initContainers) as Container[] };
 }
@@ -319,52 +178,31 @@ function subset(sel: Record<string, string>, labels: Record<string, string>): bo
   return Object.entries(sel).every(([k, v]) => labels[k] === v);
 }
 
-/** Validates a rendered kustomization; returns every problem found. */
-export function validateRendered(rendered: Rendered, options: { requireImageOverride: boolean }): ValidationResult {
-  const errors = [...rendered.errors];
+/** The project's own checks over one rendered kustomization (see the header, part 3). */
+export function crossCheck(objects: readonly K8sObject[], options: { requireImageOverride: boolean }): { errors: string[]; externalSecrets: string[] } {
+  const errors: string[] = [];
   const externalSecrets = new Set<string>();
-  const { resources, generated } = rendered;
-  const seen = new Set<string>();
-
-  const configMaps = new Map<string, Set<string>>();
-  const secrets = new Map<string, Set<string>>();
-  for (const g of generated) (g.kind === 'ConfigMap' ? configMaps : secrets).set(g.name, new Set(g.keys));
-  for (const r of resources) {
-    const name = str(r.metadata?.name);
-    const keys = new Set([...Object.keys(isObj(r.data) ? r.data : {}), ...Object.keys(isObj(r.stringData) ? r.stringData : {})]);
-    if (r.kind === 'ConfigMap' && name) configMaps.set(name, keys);
-    if (r.kind === 'Secret' && name) secrets.set(name, keys);
-  }
-
-  const workloads = resources.filter((r) => WORKLOAD_KINDS.has(String(r.kind)));
-
-  for (const r of resources) {
-    const id = `${r.__source}: ${String(r.kind)}/${String(r.metadata?.name)}`;
-    if (!str(r.apiVersion)) errors.push(`${id}: missing apiVersion`);
-    if (!str(r.kind)) errors.push(`${id}: missing kind`);
-    const name = str(r.metadata?.name);
-    if (!name) errors.push(`${id}: missing metadata.name`);
-    else if (!DNS_1123.test(name) || name.length > 63) errors.push(`${id}: metadata.name "${name}" is not a valid DNS-1123 label`);
-    const key = `${String(r.kind)}/${name}`;
-    if (seen.has(key)) errors.push(`${id}: duplicate ${key}`);
-    seen.add(key);
-  }
+  const keysOf = (kind: string) => {
+    const m = new Map<string, Set<string>>();
+    for (const r of objects.filter((o) => o.kind === kind)) {
+      const keys = [...Object.keys(isObj(r.data) ? r.data : {}), ...Object.keys(isObj(r.stringData) ? r.stringData : {})];
+      m.set(String(r.metadata?.name), new Set(keys));
+    }
+    return m;
+  };
+  const configMaps = keysOf('ConfigMap');
+  const secrets = keysOf('Secret');
+  const workloads = objects.filter((r) => WORKLOAD_KINDS.has(String(r.kind)));
 
   for (const w of workloads) {
-    const id = `${w.__source}: ${String(w.kind)}/${String(w.metadata?.name)}`;
+    const id = idOf(w);
     const spec = podSpec(w);
-    if (!spec) {
-      errors.push(`${id}: missing spec.template.spec`);
-      continue;
-    }
+    if (!spec) continue; // the schema reports the missing template
     const labels = templateLabels(w);
     if (w.kind !== 'Job') {
-      const sel = isObj(w.spec?.selector) && isObj((w.spec.selector as Obj).matchLabels) ? ((w.spec.selector as Obj).matchLabels as Record<string, string>) : undefined;
+      const sel = isObj(w.spec?.selector) && isObj(w.spec.selector.matchLabels) ? (w.spec.selector.matchLabels as Record<string, string>) : undefined;
       if (!sel || Object.keys(sel).length === 0) errors.push(`${id}: spec.selector.matchLabels is missing`);
       else if (!subset(sel, labels)) errors.push(`${id}: selector ${JSON.stringify(sel)} does not match template labels ${JSON.stringify(labels)}`);
-    } else {
-      const rp = str(spec.restartPolicy);
-      if (rp !== 'OnFailure' && rp !== 'Never') errors.push(`${id}: a Job needs restartPolicy OnFailure or Never`);
     }
 
     const volumes = new Map<string, Obj>();
@@ -383,11 +221,8 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
     }
 
     const { containers, init } = containersOf(w);
-    if (containers.length === 0) errors.push(`${id}: no containers`);
     for (const c of [...init, ...containers]) {
       const cid = `${id} container ${c.name ?? '?'}`;
-      if (!c.name) errors.push(`${id}: a container has no name`);
-      if (!c.image) errors.push(`${cid}: no image`);
       const image = c.image ?? '';
       if (options.requireImageOverride && (image === 'selfstack' || image.startsWith('selfstack:'))) {
         errors.push(`${cid}: image "${image}" is not rewritten by the overlay's images: transformer`);
@@ -395,23 +230,15 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
       const req = c.resources?.requests;
       if (!isObj(req) || req.cpu === undefined || req.memory === undefined) errors.push(`${cid}: resources.requests.cpu and .memory are required`);
 
-      const portNames = new Set<string>();
-      const portNumbers = new Set<number>();
-      for (const p of c.ports ?? []) {
-        if (p.name) {
-          if (portNames.has(p.name)) errors.push(`${cid}: duplicate port name ${p.name}`);
-          portNames.add(p.name);
-        }
-        if (typeof p.containerPort === 'number') portNumbers.add(p.containerPort);
-      }
-
+      const portNames = new Set((c.ports ?? []).map((p) => p.name).filter((n): n is string => Boolean(n)));
+      const portNumbers = new Set((c.ports ?? []).map((p) => p.containerPort).filter((n): n is number => typeof n === 'number'));
       const allowed = allowedProbePaths(c);
       for (const kind of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const) {
         const probe = c[kind];
         if (!probe) continue;
-        const hg = isObj(probe.httpGet) ? probe.httpGet : isObj(probe.tcpSocket) ? probe.tcpSocket : undefined;
-        if (hg) {
-          const port = hg.port;
+        const target = isObj(probe.httpGet) ? probe.httpGet : isObj(probe.tcpSocket) ? probe.tcpSocket : undefined;
+        if (target) {
+          const port = target.port;
           const ok = typeof port === 'number' ? portNumbers.has(port) : portNames.has(String(port));
           if (!ok) errors.push(`${cid}: ${kind} port ${String(port)} is not a container port`);
         }
@@ -421,9 +248,9 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
           else if (!allowed.includes(path)) errors.push(`${cid}: ${kind} path ${path} is not served (expected one of ${allowed.join(', ')})`);
         }
       }
-      // App services: readiness must include dependencies, liveness must not.
+      // App services: readiness includes the dependencies, liveness must not.
       const service = envValue(c, 'SERVICE');
-      if (service && APP_SERVICES.includes(service) && init.indexOf(c) === -1) {
+      if (service && APP_SERVICES.includes(service) && !init.includes(c)) {
         if ((c.readinessProbe?.httpGet as Obj | undefined)?.path !== '/readyz') errors.push(`${cid}: readinessProbe must be GET /readyz`);
         if ((c.livenessProbe?.httpGet as Obj | undefined)?.path !== '/healthz') errors.push(`${cid}: livenessProbe must be GET /healthz`);
       }
@@ -450,7 +277,7 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
         if (isObj(ef.configMapRef) && !configMaps.has(String(ef.configMapRef.name))) errors.push(`${cid}: envFrom ConfigMap ${String(ef.configMapRef.name)} is not defined`);
       }
 
-      const claimTemplates = new Set(asArray(w.spec?.volumeClaimTemplates).map((t) => String((isObj(t) && isObj(t.metadata) ? t.metadata.name : '') ?? '')));
+      const claimTemplates = new Set(asArray(w.spec?.volumeClaimTemplates).map((t) => String(isObj(t) && isObj(t.metadata) ? t.metadata.name : '')));
       for (const m of c.volumeMounts ?? []) {
         if (!m.name || (!volumes.has(m.name) && !claimTemplates.has(m.name))) errors.push(`${cid}: volumeMount ${m.name ?? '?'} has no matching volume`);
       }
@@ -472,8 +299,8 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
     }
   }
 
-  for (const s of resources.filter((r) => r.kind === 'Service')) {
-    const id = `${s.__source}: Service/${String(s.metadata?.name)}`;
+  for (const s of objects.filter((r) => r.kind === 'Service')) {
+    const id = idOf(s);
     const sel = (isObj(s.spec?.selector) ? s.spec.selector : {}) as Record<string, string>;
     if (Object.keys(sel).length === 0) {
       errors.push(`${id}: no selector`);
@@ -492,31 +319,26 @@ export function validateRendered(rendered: Rendered, options: { requireImageOver
     }
   }
 
-  for (const p of resources.filter((r) => r.kind === 'PodDisruptionBudget')) {
-    const sel = isObj(p.spec?.selector) && isObj((p.spec.selector as Obj).matchLabels) ? ((p.spec.selector as Obj).matchLabels as Record<string, string>) : {};
-    if (!workloads.some((w) => subset(sel, templateLabels(w)))) errors.push(`${p.__source}: PodDisruptionBudget/${String(p.metadata?.name)} selects no workload`);
+  for (const p of objects.filter((r) => r.kind === 'PodDisruptionBudget')) {
+    const sel = isObj(p.spec?.selector) && isObj(p.spec.selector.matchLabels) ? (p.spec.selector.matchLabels as Record<string, string>) : {};
+    if (!workloads.some((w) => subset(sel, templateLabels(w)))) errors.push(`${idOf(p)}: selects no workload`);
   }
 
-  return { errors, externalSecrets: [...externalSecrets].sort(), rendered };
+  return { errors, externalSecrets: [...externalSecrets].sort() };
 }
 
-/** Applies the overlay's images: transformer to every container. */
-export function applyImages(rendered: Rendered): void {
-  for (const r of rendered.resources) {
-    const { containers, init } = containersOf(r);
-    for (const c of [...containers, ...init]) {
-      if (!c.image) continue;
-      const name = c.image.replace(/[:@].*$/, '');
-      const replacement = rendered.images.get(name);
-      if (replacement) c.image = replacement;
-    }
-  }
-}
-
+/** Renders one kustomization with kubectl, then schema-validates and cross-checks it. */
 export function validateKustomization(dir: string, options: { requireImageOverride: boolean }): ValidationResult {
-  const rendered = renderKustomization(dir);
-  applyImages(rendered);
-  return validateRendered(rendered, options);
+  let objects: K8sObject[];
+  try {
+    objects = renderKustomization(dir);
+  } catch (err) {
+    if (err instanceof RenderError) return { errors: [err.message], externalSecrets: [], objects: [] };
+    throw err;
+  }
+  const errors = objects.flatMap(schemaErrors);
+  const cross = crossCheck(objects, options);
+  return { errors: [...errors, ...cross.errors], externalSecrets: cross.externalSecrets, objects };
 }
 
 /** Pairs of (copy in infra/k8s/base/files, source of truth). */
@@ -557,8 +379,7 @@ function main(): number {
   for (const t of targets) {
     const result = validateKustomization(t.dir, t);
     const kinds = new Map<string, number>();
-    for (const r of result.rendered.resources) kinds.set(String(r.kind), (kinds.get(String(r.kind)) ?? 0) + 1);
-    for (const g of result.rendered.generated) kinds.set(`${g.kind} (generated)`, (kinds.get(`${g.kind} (generated)`) ?? 0) + 1);
+    for (const r of result.objects) kinds.set(String(r.kind), (kinds.get(String(r.kind)) ?? 0) + 1);
     const summary = [...kinds].map(([k, n]) => `${n} ${k}`).join(', ');
     process.stdout.write(`${result.errors.length === 0 ? 'ok  ' : 'FAIL'} ${rel(t.dir)}: ${summary}\n`);
     if (result.externalSecrets.length > 0) process.stdout.write(`     expects Secrets created in the cluster: ${result.externalSecrets.join(', ')}\n`);

@@ -1,18 +1,19 @@
 // Issue 5, item 10: box search over 10,000 boxes and catalog reads, through the whole
-// service (composeBoxes + buildApp, the production listener, Prisma over PostgreSQL),
-// reported against the same-run Postgres point read. BOXES_BENCH_BOXES shrinks the data
+// service as `make dev` runs it (composeBoxes + buildApp, the production listener, Prisma
+// over PostgreSQL, the request log at the run's level), reported against the same-run bare
+// node:http server (issue 30). BOXES_BENCH_BOXES shrinks the data
 // set for a quick look. The 1 GiB upload/download with peak RSS is a separate script:
 // `npx tsx bench/scenarios/boxes-large-transfer.ts` (not an autocannon scenario).
 import { randomBytes } from 'node:crypto';
 import { createFsBlobStore } from '@selfstack/blob';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
-import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/boxes/src/app';
 import { composeBoxes } from '../../services/boxes/src/compose';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { DISTROS, seedBoxes } from './boxes-seed';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+import { serviceLogger } from '../service-logger';
 
 
 
@@ -31,7 +32,7 @@ async function startBoxes(ctx: ScenarioContext, requests: (boxes: number) => Htt
     throw err;
   }
   const prisma = createPrismaClient({ url, poolSize: 16 });
-  const logger = createLogger({ service: 'boxes-bench', level: 'error' });
+  const logger = serviceLogger(ctx, 'boxes');
   const { appDeps } = composeBoxes(
     { prisma, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
     {
@@ -82,13 +83,13 @@ export const scenarios: Scenario[] = [
   {
     name: 'boxes-search',
     description: 'GET /api/v1/search?q=... (trigram GIN on search_text) over 10,000 boxes',
-    baseline: 'pg-point-read',
+    baseline: 'node-http',
     setup: (ctx) => startBoxes(ctx, () => searchRequests()),
   },
   {
     name: 'boxes-catalog',
     description: 'GET /:username/:name (the catalog vagrant box add reads), 200 boxes of 10,000',
-    baseline: 'pg-point-read',
+    baseline: 'node-http',
     setup: (ctx) => startBoxes(ctx, catalogRequests),
   },
 ];

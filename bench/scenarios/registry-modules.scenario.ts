@@ -1,7 +1,8 @@
-// Issue 6, item 7: the module registry's versions and search endpoints over 5,000
-// modules x 20 versions (100,000 version rows, each with a realistic analysis document),
-// through the whole service (buildApp + composeRegistry, the production listener,
-// Prisma over PostgreSQL), reported against the same-run Postgres point read.
+// Issue 6, item 7 and issue 30: the module registry's list, versions, download and search
+// endpoints over 5,000 modules x 20 versions (100,000 version rows, each with a realistic
+// analysis document), through the whole service as `make dev` runs it (buildApp +
+// composeRegistry, the production listener, Prisma over PostgreSQL, the request log at the
+// run's level), reported against the same-run bare node:http server.
 //
 // Seeding uses set-based SQL (registry-seed.ts): ~15 s per scenario on a quiet machine.
 // REGISTRY_BENCH_MODULES / REGISTRY_BENCH_VERSIONS shrink it for a quick look.
@@ -9,12 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { createFsBlobStore } from '@selfstack/blob';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
-import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/registry/src/app';
 import { composeRegistry } from '../../services/registry/src/compose';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { seedRegistry } from './registry-seed';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+import { serviceLogger } from '../service-logger';
 
 const PROVIDERS = ['aws', 'google', 'azurerm', 'kubernetes'];
 
@@ -34,7 +35,7 @@ async function startRegistry(ctx: ScenarioContext, requests: (modules: number) =
     throw err;
   }
   const prisma = createPrismaClient({ url, poolSize: 16 });
-  const logger = createLogger({ service: 'registry-bench', level: 'error' });
+  const logger = serviceLogger(ctx, 'registry');
   const app = buildApp({
     ...composeRegistry(
       { prisma, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
@@ -49,7 +50,6 @@ async function startRegistry(ctx: ScenarioContext, requests: (modules: number) =
         maxArchiveEntries: 10_000,
       },
     ),
-    requestLog: false,
   });
   const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
   return {
@@ -70,6 +70,19 @@ function versionRequests(modules: number): HttpRequestSpec[] {
   });
 }
 
+// The first pages of the list, all and by provider, as a registry UI pages through it.
+function listRequests(): HttpRequestSpec[] {
+  return ['', '?offset=15', '?offset=150', '?provider=aws', '?provider=google&offset=30', '?limit=50'].map((q) => ({ method: 'GET', path: `/v1/modules${q}` }));
+}
+
+// `terraform init` resolving a version: 204 with X-Terraform-Get (signed), one download recorded.
+function downloadRequests(modules: number): HttpRequestSpec[] {
+  return Array.from({ length: 200 }, (_, i) => {
+    const g = (i * 24 + 7) % modules;
+    return { method: 'GET', path: `/v1/modules/bench-ns${Math.floor(g / 100)}/mod${g}/${PROVIDERS[g % PROVIDERS.length]}/1.${i % 20}.0/download` };
+  });
+}
+
 // Keywords with many and few hits, a two-word query, a phrase and a name.
 function searchRequests(): HttpRequestSpec[] {
   return ['network', 'storage%20bucket', '%22cluster%20and%20queue%22', 'mod2500', 'dns', 'secrets%20identity&provider=aws', 'gateway&limit=50'].map((q) => ({
@@ -80,15 +93,27 @@ function searchRequests(): HttpRequestSpec[] {
 
 export const scenarios: Scenario[] = [
   {
+    name: 'registry-list',
+    description: 'GET /v1/modules[?offset=&provider=] (the first pages of the list) over 5,000 modules',
+    baseline: 'node-http',
+    setup: (ctx) => startRegistry(ctx, () => listRequests()),
+  },
+  {
     name: 'registry-versions',
     description: 'GET /v1/modules/:ns/:name/:provider/versions, 200 modules of 5,000 x 20 versions',
-    baseline: 'pg-point-read',
+    baseline: 'node-http',
     setup: (ctx) => startRegistry(ctx, versionRequests),
+  },
+  {
+    name: 'registry-download',
+    description: 'GET /v1/modules/:ns/:name/:provider/:version/download (204 + signed X-Terraform-Get, a download recorded), 200 modules',
+    baseline: 'node-http',
+    setup: (ctx) => startRegistry(ctx, downloadRequests),
   },
   {
     name: 'registry-search',
     description: 'GET /v1/modules/search?q=... (Postgres full text, GIN) over 5,000 modules',
-    baseline: 'pg-point-read',
+    baseline: 'node-http',
     setup: (ctx) => startRegistry(ctx, () => searchRequests()),
   },
 ];

@@ -26,6 +26,8 @@ import http from 'node:http';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
 import { createPrismaClient, type Prisma } from '@selfstack/db';
@@ -566,22 +568,57 @@ async function roundProfiler(ctx: ScenarioContext, label: string) {
 
 type WakeVariant = 'in-process' | 'process' | 'workers';
 
-function blockingWakeup(variant: WakeVariant) {
-  return (ctx: ScenarioContext) => runBlockingWakeup(ctx, variant);
+/**
+ * What the blocked clients watch: the job list (`/v1/jobs?prefix=wake-`, a round updates one
+ * of WAKE_SET jobs), or one job (`/v1/job/wake-0`, every round updates it; issue 30 item 4).
+ */
+type Watch = 'list' | 'job';
+
+function blockingWakeup(variant: WakeVariant, watch: Watch = 'list') {
+  return (ctx: ScenarioContext) => runBlockingWakeup(ctx, variant, watch);
 }
 
-async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Promise<ScenarioInstance> {
+/** This isolate's heap and the memory outside it that V8 accounts (buffers), after a full GC. */
+function settledMemory(gc: () => void): { heap: number; external: number; rss: number } {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed, external: m.external, rss: m.rss };
+}
+
+/** V8's gc() without starting node with --expose-gc (flag set at run time, read in a fresh context). */
+function exposeGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant, watch: Watch): Promise<ScenarioInstance> {
   const waiters = sizeFromEnv('SCHEDULER_BENCH_WAITERS', 1000);
   const idleEnv = Number(process.env['SCHEDULER_BENCH_IDLE_MS'] ?? 100);
   const idleMs = Number.isInteger(idleEnv) && idleEnv >= 0 ? idleEnv : 100;
   const workerCount = variant === 'workers' ? Math.max(2, availableParallelism()) : 1;
   const s = variant === 'in-process' ? await inProcessTarget(ctx) : await workersTarget(ctx, workerCount);
   const label =
-    variant === 'workers'
-      ? `scheduler-blocking-wakeup-workers (${workerCount} worker processes)`
-      : variant === 'process'
-        ? 'scheduler-blocking-wakeup-process'
-        : 'scheduler-blocking-wakeup';
+    watch === 'job'
+      ? 'scheduler-blocking-job'
+      : variant === 'workers'
+        ? `scheduler-blocking-wakeup-workers (${workerCount} worker processes)`
+        : variant === 'process'
+          ? 'scheduler-blocking-wakeup-process'
+          : 'scheduler-blocking-wakeup';
+  const watched = watch === 'job' ? '/v1/job/wake-0' : '/v1/jobs?prefix=wake-';
+  const blockedPath = (index: number) => `${watched}${watch === 'job' ? '?' : '&'}index=${index}&wait=60s`;
+  // Memory per waiter: this process holds the scheduler (in-process variant only), measured
+  // in the last warm-up round, with every client blocked, against the same process idle.
+  const gc = variant === 'in-process' ? exposeGc() : undefined;
+  type PerWaiter = { heap: number; external: number; rss: number };
+  let perWaiter: PerWaiter | undefined;
+  let perHeldFloor: PerWaiter | undefined;
+  const perClientOf = (idle: PerWaiter, held: PerWaiter): PerWaiter => ({
+    heap: (held.heap - idle.heap) / waiters,
+    external: (held.external - idle.external) / waiters,
+    rss: (held.rss - idle.rss) / waiters,
+  });
   const worker = new Worker(WAITER_WORKER, { eval: true, workerData: { waiters } });
   const reader = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const perClient: number[] = [];
@@ -642,10 +679,12 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Pr
   const roundP99s: string[] = [];
   const bodyBytes: number[] = [];
   // One op: a scheduler round, then a floor round under the same conditions.
-  const op = async (record: boolean): Promise<void> => {
+  const op = async (record: boolean, measureMemory = false): Promise<void> => {
     const armedAt = index;
     const roundNo = n++;
-    const r = await round(s.port, armedAt, `/v1/jobs?prefix=wake-&index=${armedAt}&wait=60s`, () => s.armed(waiters), wakeJob(roundNo % WAKE_SET, roundNo), () => {
+    const idle = measureMemory && gc ? settledMemory(gc) : undefined;
+    const r = await round(s.port, armedAt, blockedPath(armedAt), () => s.armed(waiters), wakeJob(watch === 'job' ? 0 : roundNo % WAKE_SET, roundNo), () => {
+      if (idle && gc) perWaiter = perClientOf(idle, settledMemory(gc));
       gcs.mark();
       if (record) profiler?.begin();
     });
@@ -655,10 +694,15 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Pr
     const served = s.clock ? latencies(s.clock.take()) : undefined;
     index = r.writeIndex;
     // The floor answers with what the woken clients were just answered (headers and body).
-    const sample = await sampleResponse(`http://127.0.0.1:${s.port}/v1/jobs?prefix=wake-`);
+    const sample = await sampleResponse(`http://127.0.0.1:${s.port}${watched}`);
     bodyBytes.push(sample.body.length);
     floor.use(sample);
-    const b = latencies((await round(floor.port, 0, '/v1/jobs?prefix=wake-&index=1&wait=60s', () => Promise.resolve(floor.held() >= waiters), {})).times);
+    // The floor holds the same requests in this process: what node:http alone keeps per client.
+    const floorIdle = measureMemory && gc ? settledMemory(gc) : undefined;
+    const floorRound = await round(floor.port, 0, blockedPath(1), () => Promise.resolve(floor.held() >= waiters), {}, () => {
+      if (floorIdle && gc) perHeldFloor = perClientOf(floorIdle, settledMemory(gc));
+    });
+    const b = latencies(floorRound.times);
     const bareServed = latencies(floorSide.take());
     if (!record) return;
     if ((served && served.length !== waiters) || bareServed.length !== waiters) {
@@ -680,7 +724,7 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Pr
   const warmupEnv = Number(process.env['SCHEDULER_BENCH_WARMUP'] ?? defaultWarmup);
   const warmup = Number.isInteger(warmupEnv) && warmupEnv >= 0 ? warmupEnv : defaultWarmup;
   const warmStarted = Date.now();
-  for (let i = 0; i < warmup; i++) await op(false);
+  for (let i = 0; i < warmup; i++) await op(false, i === warmup - 1);
   if (warmup > 0) ctx.log(`${label}: ${warmup} warm-up rounds (not recorded) in ${Date.now() - warmStarted} ms`);
   const run = (): Promise<void> => op(true);
   return {
@@ -701,6 +745,13 @@ async function runBlockingWakeup(ctx: ScenarioContext, variant: WakeVariant): Pr
             `${label}: server side (write's response written -> each woken response written, server clock): scheduler ${summary(perServer)}; floor ${summary(barePerServer)}`,
           );
         }
+      }
+      if (perWaiter) {
+        const kib = (b: number) => (b / 1024).toFixed(1);
+        const floorPart = perHeldFloor ? `; the bare floor holding the same requests: V8 heap ${kib(perHeldFloor.heap)} KiB, RSS ${kib(perHeldFloor.rss)} KiB` : '';
+        ctx.log(
+          `${label}: memory per blocked client (scheduler process, ${waiters} held, after a full GC): V8 heap ${kib(perWaiter.heap)} KiB, external ${kib(perWaiter.external)} KiB, RSS ${kib(perWaiter.rss)} KiB (RSS also holds the clients' thread)${floorPart}`,
+        );
       }
       if (profiler) ctx.log(`${label}: CPU profiles of the recorded rounds' wake windows in ${profiler.dir} (summary: npx tsx bench/profile-summary.ts ${profiler.dir})`);
       await profiler?.close();
@@ -742,6 +793,13 @@ export const scenarios: Scenario[] = [
     description: 'register a job with 1,000 clients blocked on /v1/jobs?index=N; op = arm, write until all 1,000 answered, then the same round on a bare node:http floor',
     baseline: 'node-http',
     setup: blockingWakeup('in-process'),
+  },
+  {
+    name: 'scheduler-blocking-job',
+    description:
+      '1,000 clients blocked on one job (GET /v1/job/:id?index=N&wait=60s), one write to that job; op = arm, write until all 1,000 answered, then the same on a bare floor; logs the wake-up p50/p99 and the memory per blocked client',
+    baseline: 'node-http',
+    setup: blockingWakeup('in-process', 'job'),
   },
   {
     name: 'scheduler-blocking-wakeup-process',

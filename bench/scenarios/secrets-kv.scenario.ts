@@ -1,6 +1,7 @@
 // Issue 3, item 9: KV v2 read and write through the whole secrets service (Express app
 // from buildApp, the production listener with LIST support, token + ACL + barrier
-// decryption, the physical cache, PostgreSQL, the Redis bus when REDIS_URL is set) at the
+// decryption, the physical cache, PostgreSQL, the Redis bus when REDIS_URL is set, the
+// request log at the run's level as make dev runs it) at the
 // run's connection count (32 by default), reported as ratios to the same-run bare
 // node:http server. Reads pick a random one of 1,000 keys per request (as vault-benchmark's
 // kvv2_read does), once with the physical cache as deployed and once with it disabled
@@ -21,6 +22,7 @@ import { createSecretsServices, startOneShareInstall } from '../../services/secr
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { createBenchDatabase } from '../bench-database';
 import { sampleResponse } from '../baselines';
+import { serviceLogger } from '../service-logger';
 
 const WRITE_KEYS = 64;
 const READ_KEYS = 1000;
@@ -59,9 +61,8 @@ async function startSecrets(ctx: ScenarioContext, options: { cache: boolean; rea
       ),
     );
   }
-  // Silent: requests cut off when the run ends would log noise over the result table.
-  const logger = createLogger({ service: 'secrets-bench', silent: true });
-  const app = buildApp({ services, logger, listener: defaultListener(defaults), requestLog: false });
+  // As make dev runs it: the request log at the run's level (issue 30, item 2).
+  const app = buildApp({ services, logger: serviceLogger(ctx, 'secrets'), listener: defaultListener(defaults) });
   const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
   ctx.log(`secrets service on ${listener.url} (database ${name})`);
   return {

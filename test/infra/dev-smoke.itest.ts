@@ -2,14 +2,16 @@
 // health waits, the address table, then SIGTERM -> everything stops, exit 0.
 // Services without services/<name>/src/main.ts must be reported as skipped.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { relocatedDataDir } from '../../scripts/dev-postgres';
 import { SERVICE_NAMES, partitionExisting, planServices, portsWithOffset } from '../../scripts/dev-services';
 import { freeDevPortOffset, freePortBelowEphemeral } from './free-ports';
 
 const ROOT = resolve(__dirname, '..', '..');
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((r) => {
@@ -23,12 +25,18 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 describe('make dev (scripts/dev.ts)', () => {
+  // mkdtemp's mode 0700, as a checkout in root's home: as root, the PostgreSQL user cannot
+  // enter it, so make dev must put the cluster elsewhere by itself (issue 31 item 4).
   const dataDir = mkdtempSync(join(tmpdir(), 'selfstack-devsmoke-'));
-  chmodSync(dataDir, 0o755);
+  const requestedCluster = join(dataDir, 'postgres');
   // A fixed registry admin token, so this plan and the one make dev computes agree.
   const registryAdminToken = 'dev-smoke-registry-admin-token';
+  let clusterDir = requestedCluster;
 
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => {
+    if (clusterDir !== requestedCluster) rmSync(dirname(clusterDir), { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('starts what exists, reports what does not, and stops cleanly on SIGTERM', async () => {
     // A random shift, free and below the ephemeral range, keeps us clear of a developer's
@@ -69,7 +77,11 @@ describe('make dev (scripts/dev.ts)', () => {
     }
 
     for (const s of missing) expect(output).toContain(`skipping ${s.name}: ${s.entry} does not exist yet`);
-    expect(output).toMatch(/embedded PostgreSQL ready at postgresql:\/\/postgres@127\.0\.0\.1:\d+\/selfstack/);
+    const ready = /embedded PostgreSQL ready at postgresql:\/\/postgres@127\.0\.0\.1:\d+\/selfstack, data in (\S+)/.exec(output);
+    expect(ready).not.toBeNull();
+    clusterDir = ready![1]!;
+    expect(clusterDir).toBe(isRoot ? await relocatedDataDir(requestedCluster) : requestedCluster);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     expect(output).toMatch(/migrations applied/);
     expect(output).toContain('REDIS_URL is unset: services use their in-memory bus');
     // Every service that exists must be healthy, with its address in the table.
@@ -89,6 +101,7 @@ describe('make dev (scripts/dev.ts)', () => {
     expect(output).toMatch(/dev\s+\| stopping embedded PostgreSQL/);
     expect(output).toMatch(/dev\s+\| stopped$/m);
     for (const s of present) for (const p of s.ports) expect(await portOpen(p)).toBe(false);
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    expect(existsSync(join(clusterDir, 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(clusterDir, 'postmaster.pid'))).toBe(false);
   }, 200_000);
 });

@@ -1,12 +1,12 @@
 // The embedded-PostgreSQL half of `make dev` (scripts/dev-postgres.ts + dev-migrate.ts):
 // a fresh cluster in a temp dir, migrations, a real connection, a clean stop. Runs as
 // root here, which exercises the unprivileged-user path that Postgres requires.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../scripts/dev-postgres';
+import { RELOCATED_CLUSTERS_ROOT, relocatedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from '../../scripts/dev-postgres';
 import { runMigrations } from '../../scripts/dev-migrate';
 import { freePortBelowEphemeral } from './free-ports';
 
@@ -80,12 +80,52 @@ describe('make dev: embedded PostgreSQL', () => {
     pg = undefined;
   });
 
-  (isRoot ? it : it.skip)('as root, names a parent directory the Postgres user cannot enter', async () => {
-    const locked = join(base, 'locked');
-    mkdirSync(locked, { mode: 0o700 });
-    chmodSync(locked, 0o700);
-    await expect(startEmbeddedPostgres({ dataDir: join(locked, 'pg'), database: 'x', port: 0 })).rejects.toThrow(
-      `cannot enter ${locked} (mode 700)`,
-    );
+  // Issue 31 item 4: cloned as root under a mode-700 parent (root's home, a mkdtemp
+  // directory), `make dev` must come up without anyone running chmod.
+  (isRoot ? it : it.skip)('as root, a checkout under a mode-700 parent: the cluster moves to /var/tmp, keyed by its path, the parent stays 700', async () => {
+    const locked = mkdtempSync(join(tmpdir(), 'selfstack-locked-'));
+    expect(statSync(locked).mode & 0o777).toBe(0o700);
+    const checkout = join(locked, 'checkout');
+    mkdirSync(checkout);
+    const requested = join(checkout, '.data', 'postgres');
+    const expected = await relocatedDataDir(requested);
+    try {
+      pg = await startEmbeddedPostgres({ dataDir: requested, database: 'selfstack_dev', port: await freePortBelowEphemeral(), log: (l) => logs.push(l), settings: { fsync: 'off' } });
+      expect(pg.dataDir).toBe(expected);
+      expect(dirname(dirname(pg.dataDir))).toBe(RELOCATED_CLUSTERS_ROOT);
+      expect(logs.join('\n')).toContain(`cannot enter ${locked} (mode 700), which stays as it is; the cluster for ${requested} lives in ${expected}`);
+      // Nothing loosened, nothing left behind in the checkout.
+      expect(statSync(locked).mode & 0o777).toBe(0o700);
+      expect(existsSync(join(checkout, '.data'))).toBe(false);
+      // The cluster is the PostgreSQL user's alone; the layers above it are root's.
+      const cluster = statSync(pg.dataDir);
+      expect([cluster.uid, cluster.mode & 0o777]).toEqual([pg.runAs!.uid, 0o700]);
+      for (const dir of [RELOCATED_CLUSTERS_ROOT, dirname(pg.dataDir)]) {
+        const st = lstatSync(dir);
+        expect([st.isDirectory(), st.uid, st.mode & 0o777]).toEqual([true, 0, 0o755]);
+      }
+      expect(readFileSync(join(dirname(pg.dataDir), 'checkout-path'), 'utf8')).toBe(`${requested}\n`);
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await client.end();
+      }
+      await pg.stop();
+
+      // The same checkout finds its cluster again.
+      logs.length = 0;
+      pg = await startEmbeddedPostgres({ dataDir: requested, database: 'selfstack_dev', port: await freePortBelowEphemeral(), log: (l) => logs.push(l), settings: { fsync: 'off' } });
+      expect(pg.dataDir).toBe(expected);
+      expect(logs.some((l) => l.includes('initialising a new PostgreSQL cluster'))).toBe(false);
+      await pg.stop();
+      pg = undefined;
+    } finally {
+      await pg?.stop();
+      pg = undefined;
+      rmSync(dirname(expected), { recursive: true, force: true });
+      rmSync(locked, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 // The database-free parts of `make dev` (scripts/dev-services.ts).
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { FETCH_BLOCKED_PORTS, isPortFree } from '@selfstack/testing';
 import { PassThrough } from 'node:stream';
@@ -18,7 +18,7 @@ import {
   renderControllerHcl,
   waitForHealthy,
 } from '../../scripts/dev-services';
-import { stagePostgresNative } from '../../scripts/dev-postgres';
+import { relocatedDataDir, stagePostgresNative } from '../../scripts/dev-postgres';
 
 const ROOT = resolve(__dirname, '..', '..');
 
@@ -169,6 +169,39 @@ describe('embedded PostgreSQL binaries outside a checkout the unprivileged user 
     } finally {
       f.cleanup();
     }
+  });
+});
+
+describe('relocatedDataDir: a cluster for a checkout the PostgreSQL user cannot enter', () => {
+  let root: string;
+  let base: string;
+  beforeEach(() => {
+    base = mkdtempSync(join(tmpdir(), 'selfstack-relocate-test-'));
+    chmodSync(base, 0o755);
+    root = join(base, 'clusters');
+  });
+  afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+  it('is one directory per requested path, stable across calls, naming the path it stands for', async () => {
+    const a = await relocatedDataDir('/root/work/selfstack/.data/postgres', root);
+    const b = await relocatedDataDir('/root/other/selfstack/.data/postgres', root);
+    expect(await relocatedDataDir('/root/work/selfstack/.data/postgres', root)).toBe(a);
+    expect(a).not.toBe(b);
+    expect(a).toMatch(new RegExp(`^${root}/root-work-selfstack-data-postgres-[0-9a-f]{16}/postgres$`));
+    expect(readFileSync(join(dirname(a), 'checkout-path'), 'utf8')).toBe('/root/work/selfstack/.data/postgres\n');
+    // The cluster directory itself is left to startEmbeddedPostgres (owner, mode 0700).
+    expect(existsSync(a)).toBe(false);
+    for (const dir of [root, dirname(a)]) expect(statSync(dir).mode & 0o777).toBe(0o755);
+  });
+
+  it('refuses a directory someone else could have planted or can change', async () => {
+    mkdirSync(root, { mode: 0o755 });
+    chmodSync(root, 0o777);
+    await expect(relocatedDataDir('/x/.data/postgres', root)).rejects.toThrow(`${root} is not a directory owned by uid`);
+    rmSync(root, { recursive: true });
+    mkdirSync(join(base, 'elsewhere'));
+    symlinkSync(join(base, 'elsewhere'), root);
+    await expect(relocatedDataDir('/x/.data/postgres', root)).rejects.toThrow('(found a symlink)');
   });
 });
 

@@ -137,7 +137,7 @@ describe('errorMiddleware', () => {
     stream.on('data', (d: Buffer) => {
       for (const l of d.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
     });
-    return { logger: createLogger({ service: 't', destination: stream }), lines };
+    return { logger: createLogger({ service: 't', destination: stream, batchMs: 0 }), lines };
   }
 
   it('renders the flavour and logs 5xx detail with the same request id', async () => {

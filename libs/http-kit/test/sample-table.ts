@@ -91,7 +91,7 @@ export function capturedLogger(service = 'test'): CapturedLogger {
     }
   });
   return {
-    logger: createLogger({ service, destination: stream }),
+    logger: createLogger({ service, destination: stream, batchMs: 0 }),
     lines,
     flush: () => new Promise((r) => setImmediate(r)),
   };

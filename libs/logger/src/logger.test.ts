@@ -36,7 +36,7 @@ describe('createLogger', () => {
     const stream = new PassThrough();
     const chunks: string[] = [];
     stream.on('data', (d: Buffer) => chunks.push(d.toString()));
-    const logger = createLogger({ service: 'secrets', destination: stream, ...(level ? { level } : {}) });
+    const logger = createLogger({ service: 'secrets', destination: stream, batchMs: 0, ...(level ? { level } : {}) });
     return { logger, chunks };
   }
 
@@ -112,8 +112,41 @@ describe('createLogger', () => {
     const stream = new PassThrough();
     const seen: string[] = [];
     stream.on('data', (d: Buffer) => seen.push(d.toString()));
-    createLogger({ service: 's', silent: true, destination: stream }).error('nothing');
+    createLogger({ service: 's', silent: true, destination: stream, batchMs: 0 }).error('nothing');
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual([]);
+  });
+
+  it.each([0, 15])('writes the lines of a batch together, in order, and an error at once (batchMs %i)', async (batchMs) => {
+    const writes: string[] = [];
+    const destination = new PassThrough();
+    destination.write = ((chunk: string) => {
+      writes.push(chunk);
+      return true;
+    }) as typeof destination.write;
+    const logger = createLogger({ service: 'kit', destination, batchMs });
+    const batchEnd = () => new Promise((r) => (batchMs > 0 ? setTimeout(r, batchMs + 5) : setImmediate(r)));
+    logger.info('request', { n: 1 });
+    logger.info('request', { n: 2 });
+    logger.child({ request_id: 'r' }).info('request', { n: 3 });
+    // Nothing written during the turn (no write per request) ...
+    expect(writes).toEqual([]);
+    if (batchMs > 0) {
+      await new Promise((r) => setImmediate(r));
+      logger.info('request', { n: 3.5 });
+      expect(writes).toEqual([]);
+    }
+    await batchEnd();
+    // ... then one write with the batch's lines, in order.
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n)).toEqual(batchMs > 0 ? [1, 2, 3, 3.5] : [1, 2, 3]);
+
+    logger.info('request', { n: 4 });
+    logger.error('failed', { n: 5 });
+    // An error goes out at once, after what was pending before it.
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([4, 5]);
+    await batchEnd();
+    expect(writes).toHaveLength(2);
   });
 });

@@ -189,9 +189,9 @@ export function createModuleService(deps: ModuleServiceDeps): ModuleService {
     },
 
     async downloadLocation(namespace, name, provider, version, record = true) {
-      const m = await requireModule(namespace, name, provider);
-      const v = await requireVersion(m, version);
-      if (record) await store.recordDownload(m.id, v.version);
+      const found = await store.versionForDownload(namespace, name, provider, version, record);
+      // Not found: which of the two is missing decides the message.
+      const v = found ?? (await requireVersion(await requireModule(namespace, name, provider), version));
       // Relative to the download URL (spec part B "Download rules"): `./archive.tar.gz`
       // next to `.../<version>/download`, so it keeps working behind a path prefix. The
       // `.tar.gz`/`.zip` suffix makes go-getter unpack it; `checksum=` makes go-getter

@@ -49,7 +49,11 @@ export interface ModuleStore {
   /** Deletes a version; returns its archive key, or null when it did not exist. */
   deleteVersion(namespace: string, name: string, provider: string, version: string): Promise<string | null>;
   setVerified(namespace: string, name: string, provider: string, verified: boolean): Promise<boolean>;
-  recordDownload(moduleId: string, version: string): Promise<void>;
+  /**
+   * The version at this address, its download recorded (an event and the module's counter)
+   * when `record`, in one statement; null when the module or the version does not exist.
+   */
+  versionForDownload(namespace: string, name: string, provider: string, version: string, record: boolean): Promise<VersionRecord | null>;
   downloadCounts(moduleId: string): Promise<DownloadCounts>;
   /** Liveness of the database, for /readyz. */
   ping(): Promise<boolean>;
@@ -105,6 +109,17 @@ function toModule(row: ModuleRow): ModuleRecord {
   };
 }
 
+/** A module row with its namespace's owner, as the raw statements select it (MODULE_COLUMNS). */
+type RawModuleRow = Omit<ModuleRow, 'ns'> & { owner: string };
+
+const MODULE_COLUMNS = Prisma.sql`m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
+               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
+               n."owner"`;
+
+function fromRaw(r: RawModuleRow): ModuleRecord {
+  return toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } });
+}
+
 const versionSelect = {
   id: true,
   moduleId: true,
@@ -134,14 +149,6 @@ function isForeignKeyViolation(err: unknown): boolean {
 }
 
 export function createModuleStore(prisma: PrismaClient): ModuleStore {
-  function where(filter: ModuleFilter): Prisma.RegistryModuleWhereInput {
-    const w: Prisma.RegistryModuleWhereInput = {};
-    if (filter.namespace !== undefined) w.namespace = filter.namespace;
-    if (filter.provider !== undefined) w.provider = filter.provider;
-    if (filter.verifiedOnly) w.verified = true;
-    return w;
-  }
-
   // Recomputes the module's latest-version columns from its versions; the caller holds
   // the module row lock. Returns false when no version is left.
   async function refreshLatest(tx: Prisma.TransactionClient, moduleId: string): Promise<boolean> {
@@ -170,14 +177,20 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
 
   return {
     async list(filter, page) {
-      const rows = await prisma.registryModule.findMany({
-        where: where(filter),
-        select: moduleSelect,
-        orderBy: [{ namespace: 'asc' }, { name: 'asc' }, { provider: 'asc' }],
-        skip: page.offset,
-        take: page.limit + 1,
-      });
-      return { modules: rows.slice(0, page.limit).map(toModule), hasMore: rows.length > page.limit };
+      // One statement with the owner joined in: Prisma's relation load was a second round
+      // trip (namespaces IN (...)) on every list request (issue 30, item 3).
+      const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
+      if (filter.namespace !== undefined) conditions.push(Prisma.sql`m."namespace" = ${filter.namespace}`);
+      if (filter.provider !== undefined) conditions.push(Prisma.sql`m."provider" = ${filter.provider}`);
+      if (filter.verifiedOnly) conditions.push(Prisma.sql`m."verified"`);
+      const rows = await prisma.$queryRaw<RawModuleRow[]>`
+        SELECT ${MODULE_COLUMNS}
+          FROM "registry"."modules" m
+          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
+         WHERE ${Prisma.join(conditions, ' AND ')}
+         ORDER BY m."namespace", m."name", m."provider"
+         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+      return { modules: rows.slice(0, page.limit).map(fromRaw), hasMore: rows.length > page.limit };
     },
 
     async search(query, filter, page) {
@@ -189,10 +202,8 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
       // letters and digits only (search.ts), so to_tsquery cannot fail on it either.
       const tsquery =
         query.kind === 'web' ? Prisma.sql`websearch_to_tsquery('english'::regconfig, ${query.text})` : Prisma.sql`to_tsquery('english'::regconfig, ${query.tsquery})`;
-      const rows = await prisma.$queryRaw<(Omit<ModuleRow, 'ns'> & { owner: string })[]>`
-        SELECT m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
-               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
-               n."owner"
+      const rows = await prisma.$queryRaw<RawModuleRow[]>`
+        SELECT ${MODULE_COLUMNS}
           FROM "registry"."modules" m
           JOIN "registry"."namespaces" n ON n."name" = m."namespace",
                ${tsquery} AS q(query)
@@ -200,20 +211,20 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
          ORDER BY ts_rank(${SEARCH_VECTOR}, q.query) DESC, m."downloads" DESC, m."namespace", m."name", m."provider"
          LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
       return {
-        modules: rows.slice(0, page.limit).map((r) => toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } })),
+        modules: rows.slice(0, page.limit).map(fromRaw),
         hasMore: rows.length > page.limit,
       };
     },
 
     async listByName(namespace, name, page) {
-      const rows = await prisma.registryModule.findMany({
-        where: { namespace, name },
-        select: moduleSelect,
-        orderBy: { provider: 'asc' },
-        skip: page.offset,
-        take: page.limit + 1,
-      });
-      return { modules: rows.slice(0, page.limit).map(toModule), hasMore: rows.length > page.limit };
+      const rows = await prisma.$queryRaw<RawModuleRow[]>`
+        SELECT ${MODULE_COLUMNS}
+          FROM "registry"."modules" m
+          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
+         WHERE m."namespace" = ${namespace} AND m."name" = ${name}
+         ORDER BY m."provider"
+         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+      return { modules: rows.slice(0, page.limit).map(fromRaw), hasMore: rows.length > page.limit };
     },
 
     async providersOf(namespace, name) {
@@ -243,15 +254,13 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
     },
 
     async find(namespace, name, provider) {
-      const rows = await prisma.$queryRaw<(Omit<ModuleRow, 'ns'> & { owner: string })[]>`
-        SELECT m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
-               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
-               n."owner"
+      const rows = await prisma.$queryRaw<RawModuleRow[]>`
+        SELECT ${MODULE_COLUMNS}
           FROM "registry"."modules" m
           JOIN "registry"."namespaces" n ON n."name" = m."namespace"
          WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider}`;
       const r = rows[0];
-      return r ? toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } }) : null;
+      return r ? fromRaw(r) : null;
     },
 
     async findVersion(moduleId, version) {
@@ -346,11 +355,26 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
       return r.count > 0;
     },
 
-    async recordDownload(moduleId, version) {
-      await prisma.$transaction([
-        prisma.registryDownload.create({ data: { moduleId, version } }),
-        prisma.registryModule.update({ where: { id: moduleId }, data: { downloads: { increment: 1 } } }),
-      ]);
+    async versionForDownload(namespace, name, provider, version, record) {
+      // `terraform init` asks this for every module it installs. One round trip instead of
+      // find + findVersion + a three-statement transaction (issue 30, item 3); the data-
+      // modifying CTEs run in the statement's snapshot, atomically with the read.
+      const found = Prisma.sql`
+        SELECT v."id"::text AS "id", v."module_id"::text AS "moduleId", v."version", v."description", v."source",
+               v."archive_key" AS "archiveKey", v."archive_format" AS "archiveFormat", v."archive_size" AS "archiveSize",
+               v."archive_sha256" AS "archiveSha256", v."published_at" AS "publishedAt"
+          FROM "registry"."modules" m
+          JOIN "registry"."module_versions" v ON v."module_id" = m."id"
+         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider} AND v."version" = ${version}`;
+      const rows = record
+        ? await prisma.$queryRaw<(Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string })[]>`
+            WITH "found" AS (${found}),
+                 "event" AS (INSERT INTO "registry"."downloads" ("module_id", "version") SELECT "moduleId"::uuid, "version" FROM "found"),
+                 "counter" AS (UPDATE "registry"."modules" SET "downloads" = "downloads" + 1 WHERE "id" IN (SELECT "moduleId"::uuid FROM "found"))
+            SELECT * FROM "found"`
+        : await prisma.$queryRaw<(Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string })[]>`${found}`;
+      const row = rows[0];
+      return row ? toVersion(row) : null;
     },
 
     async downloadCounts(moduleId) {

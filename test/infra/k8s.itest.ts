@@ -1,9 +1,11 @@
 // scripts/k8s-validate.ts against the real manifests, and against broken copies to
-// show each check fires.
+// show each check fires: kustomize's own errors (through `kubectl kustomize`), the
+// Kubernetes schema's (kubernetes-models), and the project's cross-checks. An integration
+// test because it runs kubectl (installed by scripts/ensure-test-env.sh).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkCopies, K8S_DIR, strategicMerge, validateKustomization } from '../../scripts/k8s-validate';
+import { checkCopies, K8S_DIR, validateKustomization, type K8sObject } from '../../scripts/k8s-validate';
 import { NGINX_DIR } from './nginx-config';
 
 describe('infra/k8s (real manifests)', () => {
@@ -16,13 +18,19 @@ describe('infra/k8s (real manifests)', () => {
     expect(result.errors).toEqual([]);
   });
 
-  it('base has a Deployment and Service per API, the migration Job and the config maps', () => {
-    const { rendered } = validateKustomization(join(K8S_DIR, 'base'), { requireImageOverride: false });
-    const names = (kind: string) => rendered.resources.filter((r) => r.kind === kind).map((r) => r.metadata?.name).sort();
-    expect(names('Deployment')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets', 'worker']);
-    expect(names('Service')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets']);
-    expect(names('Job')).toEqual(['migrate']);
-    expect(rendered.generated.map((g) => g.name).sort()).toEqual(['controller-config', 'gateway-nginx', 'gateway-nginx-selfstack']);
+  const names = (objects: K8sObject[], kind: string) => objects.filter((r) => r.kind === kind).map((r) => String(r.metadata?.name)).sort();
+
+  it('base has a Deployment and Service per API, the migration Job and the generated config maps', () => {
+    const { objects } = validateKustomization(join(K8S_DIR, 'base'), { requireImageOverride: false });
+    expect(names(objects, 'Deployment')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets', 'worker']);
+    expect(names(objects, 'Service')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets']);
+    expect(names(objects, 'Job')).toEqual(['migrate']);
+    // kustomize's generators: a content hash suffix, and every reference rewritten to it.
+    const maps = names(objects, 'ConfigMap');
+    expect(maps.map((n) => n.replace(/-[a-z0-9]{10}$/, ''))).toEqual(['controller-config', 'gateway-nginx', 'gateway-nginx-selfstack']);
+    const gateway = objects.find((r) => r.kind === 'Deployment' && r.metadata?.name === 'gateway')!;
+    const volumes = (gateway.spec as any).template.spec.volumes as { configMap?: { name: string } }[];
+    for (const v of volumes.filter((x) => x.configMap)) expect(maps).toContain(v.configMap!.name);
   });
 
   it('dev is self-contained; prod expects the database and redis Secrets from the operator', () => {
@@ -34,16 +42,16 @@ describe('infra/k8s (real manifests)', () => {
   });
 
   it('overlays rewrite the image and apply their patches', () => {
-    const prod = validateKustomization(join(K8S_DIR, 'overlays/prod'), { requireImageOverride: true }).rendered;
-    const dep = (n: string) => prod.resources.find((r) => r.kind === 'Deployment' && r.metadata?.name === n)!;
+    const prod = validateKustomization(join(K8S_DIR, 'overlays/prod'), { requireImageOverride: true }).objects;
+    const dep = (n: string) => prod.find((r) => r.kind === 'Deployment' && r.metadata?.name === n)!;
     expect(dep('registry').spec?.replicas).toBe(2);
     const sched = (dep('scheduler').spec?.template as any).spec.containers[0];
     expect(sched.image).toBe('ghcr.io/selfstack/selfstack:0.1.0');
     expect(sched.resources.requests.memory).toBe('256Mi');
     // The patch merged into the container; it did not replace its env or ports.
     expect(sched.env.map((e: { name: string }) => e.name)).toContain('DATABASE_URL');
-    expect(prod.resources.find((r) => r.kind === 'Service' && r.metadata?.name === 'gateway')?.spec?.type).toBe('LoadBalancer');
-    expect(prod.namespace).toBe('selfstack');
+    expect(prod.find((r) => r.kind === 'Service' && r.metadata?.name === 'gateway')?.spec?.type).toBe('LoadBalancer');
+    for (const r of prod.filter((o) => o.kind !== 'Namespace')) expect(r.metadata?.namespace).toBe('selfstack');
   });
 
   it('the config copies in base/files match infra/nginx and infra/controller', () => {
@@ -63,8 +71,9 @@ describe('infra/k8s (real manifests)', () => {
     };
     walk('nginx.conf');
     expect(included).toContain('selfstack/error-pages.conf');
-    const { rendered } = validateKustomization(join(K8S_DIR, 'base'), { requireImageOverride: false });
-    const keys = rendered.generated.find((g) => g.name === 'gateway-nginx-selfstack')?.keys ?? [];
+    const { objects } = validateKustomization(join(K8S_DIR, 'base'), { requireImageOverride: false });
+    const map = objects.find((r) => r.kind === 'ConfigMap' && /^gateway-nginx-selfstack-[a-z0-9]{10}$/.test(String(r.metadata?.name)));
+    const keys = Object.keys((map?.data ?? {}) as Record<string, string>);
     expect([...keys].sort()).toEqual([...included].map((f) => f.replace(/^selfstack\//, '')).sort());
   });
 });
@@ -86,9 +95,29 @@ describe('k8s validator catches broken manifests', () => {
   };
   const errorsOf = () => validateKustomization(join(dir, 'base'), { requireImageOverride: false }).errors.join('\n');
 
-  it('a missing resource file', () => {
+  it('a missing resource file (kustomize says so)', () => {
     edit('kustomization.yaml', '  - boxes.yaml', '  - boxes.yaml\n  - nope.yaml');
-    expect(errorsOf()).toMatch(/resource nope\.yaml does not exist/);
+    expect(errorsOf()).toMatch(/kubectl kustomize .* failed: .*nope\.yaml/s);
+  });
+
+  it('objects the Kubernetes schema rejects: a wrong type, a missing required field, a bad quantity, an unknown enum value', () => {
+    edit('secrets.yaml', 'containerPort: 8200', 'containerPort: "8200"');
+    edit('boxes.yaml', /replicas: 1/, 'replicas: one');
+    edit('registry.yaml', 'cpu: 100m', 'cpu: lots');
+    edit('scheduler.yaml', /- name: scheduler\n(\s+)image: selfstack/, '- image: selfstack');
+    edit('secrets.yaml', /port: 8200\n      targetPort: http/, 'port: 8200\n      targetPort: http\n      protocol: HTTP');
+    const errors = errorsOf();
+    expect(errors).toMatch(/Deployment\/secrets: \/spec\/template\/spec\/containers\/0\/ports\/0\/containerPort must be integer/);
+    expect(errors).toMatch(/Deployment\/boxes: \/spec\/replicas must be integer/);
+    expect(errors).toMatch(/Deployment\/registry: \/spec\/template\/spec\/containers\/0\/resources\/requests\/cpu must match format "quantity"/);
+    expect(errors).toMatch(/Deployment\/scheduler: \/spec\/template\/spec\/containers\/0 must have required property name/);
+    expect(errors).toMatch(/Service\/secrets: \/spec\/ports\/0\/protocol must be equal to one of the allowed values/);
+  });
+
+  it('a kind the schemas do not know', () => {
+    writeFileSync(join(dir, 'base', 'odd.yaml'), 'apiVersion: apps/v1\nkind: Deploymint\nmetadata:\n  name: odd\n');
+    edit('kustomization.yaml', '  - boxes.yaml', '  - boxes.yaml\n  - odd.yaml');
+    expect(errorsOf()).toMatch(/Deploymint\/odd: no Kubernetes schema for apps\/v1 Deploymint/);
   });
 
   it('a selector that does not match the template labels', () => {
@@ -114,20 +143,16 @@ describe('k8s validator catches broken manifests', () => {
     edit('controller.yaml', 'key: worker.hcl\n                path: worker.hcl', 'key: workers.hcl\n                path: workers.hcl');
     const errors = errorsOf();
     expect(errors).toMatch(/registry container registry: resources.requests.cpu and .memory are required/);
-    expect(errors).toMatch(/ConfigMap controller-config has no key workers\.hcl/);
+    expect(errors).toMatch(/ConfigMap controller-config-[a-z0-9]+ has no key workers\.hcl/);
     expect(errors).toMatch(/CONTROLLER_CONFIG \/etc\/controller\/worker\.hcl is not provided/);
   });
 
-  it('a patch whose target does not exist, and an unknown kustomization field', () => {
+  it('a patch whose target does not exist, and an unknown kustomization field (kustomize says so)', () => {
     writeFileSync(join(dir, 'patch.yaml'), 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ghost\nspec:\n  replicas: 3\n');
-    writeFileSync(
-      join(dir, 'kustomization.yaml'),
-      'resources:\n  - base\npatches:\n  - path: patch.yaml\n  - path: missing.yaml\npatchesJson: []\n',
-    );
-    const errors = validateKustomization(dir, { requireImageOverride: false }).errors.join('\n');
-    expect(errors).toMatch(/patch patch\.yaml targets Deployment\/ghost, which is not among the resources/);
-    expect(errors).toMatch(/patch missing\.yaml does not exist/);
-    expect(errors).toMatch(/unsupported or misspelt field "patchesJson"/);
+    writeFileSync(join(dir, 'kustomization.yaml'), 'resources:\n  - base\npatches:\n  - path: patch.yaml\n');
+    expect(validateKustomization(dir, { requireImageOverride: false }).errors.join('\n')).toMatch(/failed: .*ghost/s);
+    writeFileSync(join(dir, 'kustomization.yaml'), 'resources:\n  - base\npatchesJson: []\n');
+    expect(validateKustomization(dir, { requireImageOverride: false }).errors.join('\n')).toMatch(/failed: .*patchesJson/s);
   });
 
   it('an overlay that forgets to set the image', () => {
@@ -137,24 +162,8 @@ describe('k8s validator catches broken manifests', () => {
     );
   });
 
-  it('missing metadata.name and duplicate objects', () => {
-    edit('migrate-job.yaml', 'name: migrate\n  labels', 'labels');
+  it('duplicate objects (kustomize says so)', () => {
     edit('kustomization.yaml', '  - boxes.yaml', '  - boxes.yaml\n  - boxes.yaml');
-    const errors = errorsOf();
-    expect(errors).toMatch(/Job\/undefined: missing metadata\.name/);
-    expect(errors).toMatch(/duplicate Deployment\/boxes/);
-  });
-});
-
-describe('strategicMerge', () => {
-  it('merges maps, merges named lists by name, replaces other lists', () => {
-    const target = { a: 1, c: { x: [1, 2], y: 1 }, l: [{ name: 'a', v: 1 }, { name: 'b', v: 2 }] };
-    const patch = { b: 2, c: { x: [3] }, l: [{ name: 'b', v: 3 }, { name: 'c', v: 4 }] };
-    expect(strategicMerge(target, patch)).toEqual({
-      a: 1,
-      b: 2,
-      c: { x: [3], y: 1 },
-      l: [{ name: 'a', v: 1 }, { name: 'b', v: 3 }, { name: 'c', v: 4 }],
-    });
+    expect(errorsOf()).toMatch(/failed: .*boxes/s);
   });
 });
