@@ -31,6 +31,8 @@ import { createNamespaceStore } from './features/namespaces/namespaces.store';
 import { nodePaths } from './features/nodes/nodes.paths';
 import { createNodeService } from './features/nodes/nodes.service';
 import { createNodeStore } from './features/nodes/nodes.store';
+import { createEngineServices } from './engine/engine-services';
+import { enginePaths } from './engine/engine.paths';
 import { regionForwarder } from './http/forward';
 import { respond } from './http/reply';
 import { buildExtra, type RequestExtra } from './http/request-context';
@@ -70,7 +72,9 @@ export function buildApp(deps: AppDeps): Express {
   const namespaceStore = createNamespaceStore();
   const aclStore = createAclStore();
 
-  const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock });
+  // Scheduling engine (issue 25): request-side services; the broker runs from main.ts.
+  const engine = createEngineServices({ ...s, clock, aclEnabled: config.aclEnabled });
+  const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock, isNodeSecret: engine.isNodeSecret });
   const jobs = createJobService({ ...s, jobStore, evalStore, allocStore, deploymentStore, namespaceStore, clock, region: config.region });
   const nodes = createNodeService({
     ...s,
@@ -94,6 +98,7 @@ export function buildApp(deps: AppDeps): Express {
     ...deploymentPaths(deployments),
     ...namespacePaths(namespaces),
     ...aclPaths(acl),
+    ...enginePaths(engine.clientUpdates),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

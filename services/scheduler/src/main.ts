@@ -11,6 +11,7 @@ import { CONFIG_ERROR_EXIT_CODE, createListener, followPrimary, installShutdown,
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
+import { createEngine } from './engine/engine';
 import type { Db } from './features/common/common.types';
 import { idleGcOptions, loadSchedulerEnv } from './config';
 
@@ -56,6 +57,11 @@ async function main(): Promise<void> {
       postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
     }),
   });
+  // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
+  const engine = env.SCHEDULER_ENGINE_WORKERS > 0
+    ? createEngine({ prisma, state, bus, logger, databaseUrl: env.DATABASE_URL, workers: env.SCHEDULER_ENGINE_WORKERS })
+    : null;
+  await engine?.start();
   const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
   const listener = await createListener(app, {
     port: env.PORT,
@@ -67,6 +73,7 @@ async function main(): Promise<void> {
   const shutdown = installShutdown({
     listeners: [listener],
     closers: [
+      ...(engine ? [{ name: 'engine', close: () => engine.stop() }] : []),
       { name: 'state', close: () => state.close() },
       { name: 'bus', close: () => bus.close() },
       { name: 'prisma', close: () => prisma.$disconnect() },

@@ -13,10 +13,13 @@ import type { Db, JsonObject } from '../src/features/common/common.types';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
 import type { Allocation } from '../src/features/allocations/allocations.types';
 import { createDeploymentStore } from '../src/features/deployments/deployments.store';
+import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine';
 import type { Deployment } from '../src/features/deployments/deployments.types';
 
 export interface Harness {
   app: Express;
+  /** Starts a scheduling engine (broker + timers) over this harness's database and bus. */
+  startEngine(options?: Partial<Omit<EngineOptions, 'prisma' | 'state' | 'bus' | 'logger' | 'databaseUrl'>>): Promise<Engine>;
   prisma: PrismaClient;
   state: StateStore<Db>;
   bus: Bus;
@@ -43,13 +46,20 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
   const db = await createTestDatabase();
   const prisma = createPrismaClient({ url: db.url, poolSize: 20 });
   const prefix = testRedisPrefix();
-  const logger = createLogger({ service: 'scheduler-test', silent: true });
+  const logger = createLogger({ service: 'scheduler-test', silent: process.env['SCHEDULER_TEST_LOG'] !== '1' });
   const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
   const appWith = (c: Partial<SchedulerConfig>) => buildApp({ prisma, state, logger, config: { ...BASE_CONFIG, ...config, ...c } });
+  const engines: Engine[] = [];
   return {
     app: appWith({}),
+    async startEngine(options = {}) {
+      const engine = createEngine({ prisma, state, bus, logger, databaseUrl: db.url, pollMs: 1000, ...options });
+      await engine.start();
+      engines.push(engine);
+      return engine;
+    },
     prisma,
     state,
     bus,
@@ -70,6 +80,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       };
     },
     async close() {
+      await Promise.all(engines.map((e) => e.stop()));
       await state.close();
       await bus.close();
       await prisma.$disconnect();
