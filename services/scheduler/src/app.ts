@@ -78,6 +78,7 @@ export function buildApp(deps: AppDeps): Express {
   const jobs = createJobService({ ...s, jobStore, evalStore, allocStore, deploymentStore, namespaceStore, clock, region: config.region });
   const nodes = createNodeService({
     ...s,
+    onNodeChange: engine.onNodeChange,
     nodeStore,
     allocStore,
     clock,

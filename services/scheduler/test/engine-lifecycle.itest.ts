@@ -5,10 +5,16 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { waitFor } from '@selfstack/testing';
 import type { JsonObject } from '../src/features/common/common.types';
-import { startHarness, type Harness } from './harness';
+import { registerReadyNode, startHarness, type Harness, type TestNode } from './harness';
 
 let h: Harness;
 const allNodes = new Map<string, TestNode>();
+
+async function readyNode(app: Harness['app'], fields: JsonObject = {}): Promise<TestNode> {
+  const n = await registerReadyNode(app, fields);
+  allNodes.set(n.id, n);
+  return n;
+}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -18,39 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-export interface TestNode {
-  id: string;
-  secret: string;
-}
-
-async function readyNode(app: Harness['app'], fields: JsonObject = {}): Promise<TestNode> {
-  const n = await registerReadyNode(app, fields);
-  allNodes.set(n.id, n);
-  return n;
-}
-
-export async function registerReadyNode(app: Harness['app'], fields: JsonObject = {}): Promise<TestNode> {
-  const id = randomUUID();
-  const secret = randomUUID();
-  const res = await request(app)
-    .put('/v1/internal/node/register')
-    .send({
-      Node: {
-        ID: id,
-        SecretID: secret,
-        Name: `node-${id.slice(0, 8)}`,
-        Datacenter: 'dc1',
-        Status: 'ready',
-        Attributes: { 'kernel.name': 'linux', 'cpu.arch': 'amd64' },
-        NodeResources: { Cpu: { CpuShares: 4000 }, Memory: { MemoryMB: 8192 }, Disk: { DiskMB: 100_000 } },
-        Drivers: { docker: { Detected: true, Healthy: true }, exec: { Detected: true, Healthy: true } },
-        ...fields,
-      },
-    });
-  expect(res.status).toBe(200);
-  return { id, secret };
-}
 
 async function allocsOf(jobId: string): Promise<JsonObject[]> {
   const res = await request(h.app).get(`/v1/job/${jobId}/allocations`);

@@ -10,6 +10,7 @@ import { createNodeStore } from '../features/nodes/nodes.store';
 import { createClientUpdatesService } from './client-updates.service';
 import { createDeploymentWatcher } from './deployment-watcher';
 import { createEngineStore } from './engine.store';
+import { createNodeEvalHook } from './node-evals';
 
 export interface EngineServicesDeps extends SchedulerState {
   clock: Clock;
@@ -38,6 +39,8 @@ export function createEngineServices(deps: EngineServicesDeps) {
   });
   return {
     clientUpdates,
+    /** For the node service: the evaluations a node change calls for. */
+    onNodeChange: createNodeEvalHook({ engineStore, evalStore, clock: deps.clock }),
     watcher,
     /** For the ACL resolver: client agents authenticate with their node SecretID. */
     isNodeSecret: (secretHash: string) => nodeStore.secretExists(deps.prisma, secretHash),

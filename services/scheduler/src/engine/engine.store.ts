@@ -227,6 +227,19 @@ export function createEngineStore() {
       return out;
     },
 
+    /** Jobs a node change concerns: those with live allocations on it, and every system job. */
+    async jobsForNode(db: Db, nodeId: string): Promise<Array<{ namespace: string; id: string; type: string; priority: number; jobModifyIndex: number }>> {
+      const rows = await db.$queryRawUnsafe<Array<{ namespace: string; id: string; type: string; priority: number; jmi: bigint }>>(
+        `SELECT j."namespace", j."id", j."type", COALESCE(("data"->>'Priority')::int, 50) AS priority, j."job_modify_index" AS jmi
+         FROM "scheduler"."jobs" j
+         WHERE (j."type" IN ('system', 'sysbatch') AND NOT COALESCE(("data"->>'Stop')::boolean, false))
+            OR EXISTS (SELECT 1 FROM "scheduler"."allocations" a WHERE a."namespace" = j."namespace" AND a."job_id" = j."id" AND a."node_id" = $1 AND a."desired_status" = 'run' AND a."client_status" NOT IN ('complete', 'failed', 'lost'))
+         ORDER BY j."namespace", j."id"`,
+        nodeId,
+      );
+      return rows.map((r) => ({ namespace: r.namespace, id: r.id, type: r.type, priority: Number(r.priority), jobModifyIndex: Number(r.jmi) }));
+    },
+
     async setSummary(tx: Db, namespace: string, jobId: string, summary: JobSummary): Promise<void> {
       await tx.$executeRawUnsafe(
         `UPDATE "scheduler"."jobs" SET "summary" = $3::jsonb WHERE "namespace" = $1 AND "id" = $2`,

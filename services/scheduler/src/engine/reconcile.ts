@@ -338,6 +338,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
     // Over the count: stop live extras, old versions first, highest index first.
     let over = holding.length + replace.length - count;
     const stoppable = extras
+      .slice()
+      .sort((x, y) => allocIndex(y.Name) - allocIndex(x.Name))
       .concat(byIndex.filter((a) => !extras.includes(a)).reverse())
       .filter((a) => live.includes(a))
       .sort((x, y) => Number(isCurrent(x, job)) - Number(isCurrent(y, job)));

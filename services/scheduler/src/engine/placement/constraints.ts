@@ -22,11 +22,6 @@ export interface Affinity extends Constraint {
 export const DISTINCT_HOSTS = 'distinct_hosts';
 export const DISTINCT_PROPERTY = 'distinct_property';
 
-const OPERANDS = new Set([
-  '=', '==', 'is', '!=', 'not', '<', '<=', '>', '>=', 'regexp', 'version', 'semver',
-  'set_contains', 'set_contains_all', 'set_contains_any', 'is_set', 'is_not_set', DISTINCT_HOSTS, DISTINCT_PROPERTY,
-]);
-
 function text(v: unknown): string {
   return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
 }
@@ -177,15 +172,19 @@ export function meetsConstraint(c: Constraint, node: Node): boolean {
 }
 
 /** Constraint.Validate: the anchor's messages for a constraint that can never be checked. */
-export function validateConstraint(c: Constraint): string[] {
+export function validateConstraint(c: Constraint, operandGiven = true): string[] {
   const errs: string[] = [];
-  if (!OPERANDS.has(c.Operand)) return [`Unknown constraint type ${JSON.stringify(c.Operand)}`];
-  const needsBoth = !['is_set', 'is_not_set', DISTINCT_HOSTS, DISTINCT_PROPERTY].includes(c.Operand);
-  if (c.Operand !== DISTINCT_HOSTS && c.LTarget === '') errs.push('No LTarget provided but is required by constraint');
-  if (needsBoth && c.RTarget === '' && !['=', '==', 'is', '!=', 'not'].includes(c.Operand)) {
-    errs.push('No RTarget provided but is required by constraint');
-  }
+  if (!operandGiven || c.Operand === '') errs.push('Missing constraint operand');
+  let requireLTarget = true;
   switch (c.Operand) {
+    case DISTINCT_HOSTS:
+      requireLTarget = false;
+      break;
+    case 'set_contains':
+    case 'set_contains_all':
+    case 'set_contains_any':
+      if (c.RTarget === '') errs.push('Set contains constraint requires an RTarget');
+      break;
     case 'regexp':
       try {
         RE2JS.compile(c.RTarget);
@@ -194,24 +193,36 @@ export function validateConstraint(c: Constraint): string[] {
       }
       break;
     case 'version':
-      if (c.RTarget !== '' && !c.RTarget.includes('${') && parseVersionConstraint(c.RTarget) === null) errs.push(`Version constraint is invalid: Malformed constraint: ${c.RTarget}`);
+      if (parseVersionConstraint(c.RTarget) === null) errs.push(`Version constraint is invalid: Malformed constraint: ${c.RTarget}`);
       break;
     case 'semver':
-      if (c.RTarget !== '' && !c.RTarget.includes('${') && parseVersionConstraint(c.RTarget, true) === null) errs.push(`Semver constraint is invalid: Malformed constraint: ${c.RTarget}`);
+      if (parseVersionConstraint(c.RTarget, true) === null) errs.push(`Semver constraint is invalid: improper constraint: ${c.RTarget}`);
       break;
     case DISTINCT_PROPERTY:
       if (c.RTarget !== '') {
-        const n = Number(c.RTarget);
-        if (!Number.isInteger(n)) errs.push(`Failed to convert RTarget ${JSON.stringify(c.RTarget)} to uint64: strconv.ParseUint: parsing ${JSON.stringify(c.RTarget)}: invalid syntax`);
-        else if (n < 1) errs.push(`Distinct Property must have an allowed count of 1 or greater: ${n} < 1`);
+        if (!/^\d+$/.test(c.RTarget)) errs.push(`Failed to convert RTarget ${JSON.stringify(c.RTarget)} to uint64: strconv.ParseUint: parsing ${JSON.stringify(c.RTarget)}: invalid syntax`);
+        else if (Number(c.RTarget) < 1) errs.push(`Distinct Property must have an allowed count of 1 or greater: ${Number(c.RTarget)} < 1`);
       }
       break;
-    case DISTINCT_HOSTS:
-      if (c.RTarget !== '' && !['true', 'false', '1', '0', 't', 'f', 'TRUE', 'FALSE', 'True', 'False'].includes(c.RTarget)) {
-        errs.push(`Distinct hosts constraint value must be a boolean: ${JSON.stringify(c.RTarget)}`);
-      }
+    case 'is_set':
+    case 'is_not_set':
+      if (c.RTarget !== '') errs.push(`Operator ${JSON.stringify(c.Operand)} does not support an RTarget`);
       break;
+    case '=':
+    case '==':
+    case 'is':
+    case '!=':
+    case 'not':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      if (c.RTarget === '') errs.push(`Operator ${JSON.stringify(c.Operand)} requires an RTarget`);
+      break;
+    default:
+      errs.push(`Unknown constraint type ${JSON.stringify(c.Operand)}`);
   }
+  if (requireLTarget && c.LTarget === '') errs.push('no attribute provided but is required by operator');
   return errs;
 }
 

@@ -3,6 +3,7 @@
 import { BadRequestError } from '@selfstack/errors';
 import { asObject, type JsonObject } from '../common/common.types';
 import type { Job, JobSummary, TaskGroupSummary } from './jobs.types';
+import { validateSchedulingGroup, validateSchedulingJob } from '../../engine/spec-validation';
 
 export const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'] as const;
 
@@ -176,7 +177,8 @@ function validateTask(task: JsonObject): string[] {
   return errs;
 }
 
-function validateGroup(group: JsonObject, jobType: string): string[] {
+function validateGroup(group: JsonObject, job: Job): string[] {
+  const jobType = job.Type;
   const errs: string[] = [];
   const count = group['Count'];
   if (typeof count === 'number' && count < 0) errs.push('Task group count can\'t be negative');
@@ -214,6 +216,8 @@ export function validateJob(job: Job): string | null {
     if (typeof dc !== 'string' || dc === '') errs.push('Job datacenter must be non-empty string');
   }
   if (job.TaskGroups.length === 0) errs.push('Missing job task groups');
+  // Scheduling parts (issue 25): constraints, affinities, spreads, update, periodic, parameterized.
+  errs.push(...validateSchedulingJob(job));
   const seen = new Map<string, number>();
   job.TaskGroups.forEach((group, i) => {
     const name = typeof group['Name'] === 'string' ? group['Name'] : '';
@@ -223,7 +227,7 @@ export function validateJob(job: Job): string | null {
       if (prev !== undefined) errs.push(`Job task group ${i + 1} redefines '${name}' from group ${prev + 1}`);
       else seen.set(name, i);
     }
-    const groupErrs = validateGroup(group, job.Type);
+    const groupErrs = [...validateGroup(group, job), ...validateSchedulingGroup(job, group)];
     if (groupErrs.length > 0) errs.push(`Task group ${name} validation failed: ${multiError(groupErrs)}`);
   });
   return errs.length === 0 ? null : multiError(errs);
