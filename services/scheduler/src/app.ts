@@ -88,7 +88,7 @@ export function buildApp(deps: AppDeps): Express {
   });
   const allocs = createAllocationService({ ...s, allocStore, evalStore, clock });
   const evals = createEvaluationService({ ...s, evalStore, allocStore });
-  const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock });
+  const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock, watcher: engine.watcher });
   const namespaces = createNamespaceService({ ...s, namespaceStore, jobStore, region: config.region });
 
   const table: AnyPathSpec<RequestExtra>[] = [

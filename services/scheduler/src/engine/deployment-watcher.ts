@@ -26,6 +26,14 @@ export interface WatcherDeps {
   clock: Clock;
 }
 
+export interface WatcherResult {
+  deployment: Deployment;
+  /** The job version an auto-revert registered again, if any. */
+  revertedVersion: number | null;
+  /** The evaluation created to continue (or roll back), '' for none. */
+  evalId: string;
+}
+
 export interface HealthChange {
   before: Allocation;
   after: Allocation;
@@ -67,8 +75,8 @@ export function canariesHealthy(d: Deployment, allocs: ReadonlyMap<string, Alloc
 }
 
 export function createDeploymentWatcher(deps: WatcherDeps) {
-  async function followupEval(w: WriteScope, d: Deployment, job: Job | null): Promise<void> {
-    if (!job) return;
+  async function followupEval(w: WriteScope, d: Deployment, job: Job | null): Promise<string> {
+    if (!job) return '';
     const ev = newEvaluation(
       {
         namespace: d.Namespace,
@@ -84,20 +92,21 @@ export function createDeploymentWatcher(deps: WatcherDeps) {
     );
     await deps.evalStore.put(w.tx, ev);
     w.emit(evalEvent('DeploymentAllocHealth', ev));
+    return ev.ID;
   }
 
   /**
    * Rolls back to the latest stable version older than the deployment's (auto_revert):
    * the stable spec is registered again as a new version. Returns the description suffix.
    */
-  async function rollback(w: WriteScope, d: Deployment, base: string): Promise<{ description: string; job: Job | null }> {
+  async function rollback(w: WriteScope, d: Deployment, base: string): Promise<{ description: string; job: Job | null; reverted: number | null; evalId: string }> {
     const rec = await deps.jobStore.get(w.tx, d.Namespace, d.JobID);
-    if (!rec) return { description: base, job: null };
+    if (!rec) return { description: base, job: null, reverted: null, evalId: '' };
     const versions = await deps.jobStore.versions(w.tx, d.Namespace, d.JobID);
     const target = versions.find((v) => v.Stable && v.Version < d.JobVersion);
-    if (!target) return { description: `${base} - no stable job version to auto revert to`, job: rec.job };
+    if (!target) return { description: `${base} - no stable job version to auto revert to`, job: rec.job, reverted: null, evalId: '' };
     if (!jobSpecChanged(target, rec.job)) {
-      return { description: `${base} - not rolling back to stable job version ${target.Version} as current job has same specification`, job: rec.job };
+      return { description: `${base} - not rolling back to stable job version ${target.Version} as current job has same specification`, job: rec.job, reverted: null, evalId: '' };
     }
     const job: Job = {
       ...target,
@@ -119,21 +128,23 @@ export function createDeploymentWatcher(deps: WatcherDeps) {
     );
     await deps.evalStore.put(w.tx, ev);
     w.emit(evalEvent('DeploymentStatusUpdate', ev));
-    return { description: `${base} - rolling back to job version ${target.Version}`, job };
+    return { description: `${base} - rolling back to job version ${target.Version}`, job, reverted: target.Version, evalId: ev.ID };
   }
 
   /** Fails a running/paused deployment (unhealthy allocations, progress deadline). */
-  async function fail(w: WriteScope, d: Deployment, base: string): Promise<Deployment> {
+  async function fail(w: WriteScope, d: Deployment, base: string): Promise<WatcherResult> {
     const revert = Object.values(d.TaskGroups).some((g) => g.AutoRevert);
     let description = base;
     let job: Job | null = null;
-    if (revert) ({ description, job } = await rollback(w, d, base));
+    let reverted: number | null = null;
+    let evalId = '';
+    if (revert) ({ description, job, reverted, evalId } = await rollback(w, d, base));
     else job = (await deps.jobStore.get(w.tx, d.Namespace, d.JobID))?.job ?? null;
     const failed: Deployment = { ...d, Status: 'failed', StatusDescription: description, ModifyIndex: w.index, ModifyTime: nowNanos(deps.clock) };
     await deps.deploymentStore.put(w.tx, failed);
     w.emit(deploymentEvent('DeploymentStatusUpdate', failed));
-    if (!revert) await followupEval(w, failed, job);
-    return failed;
+    if (evalId === '') evalId = await followupEval(w, failed, job);
+    return { deployment: failed, revertedVersion: reverted, evalId };
   }
 
   return {
@@ -142,9 +153,9 @@ export function createDeploymentWatcher(deps: WatcherDeps) {
      * auto-promotion, and an evaluation to continue. `allocs`: the deployment's allocations
      * after the change. Tables: deployment, evals, jobs, job_version.
      */
-    async onHealth(w: WriteScope, deploymentId: string, changes: readonly HealthChange[], allocs: ReadonlyMap<string, Allocation>): Promise<Deployment | null> {
+    async onHealth(w: WriteScope, deploymentId: string, changes: readonly HealthChange[], allocs: ReadonlyMap<string, Allocation>): Promise<WatcherResult | null> {
       const d = await deps.deploymentStore.get(w.tx, deploymentId);
-      if (!d || (d.Status !== 'running' && d.Status !== 'paused')) return d;
+      if (!d || (d.Status !== 'running' && d.Status !== 'paused')) return null;
       const groups = { ...d.TaskGroups };
       const nowMs = deps.clock.nowMs();
       for (const name of Object.keys(groups)) {
@@ -172,8 +183,8 @@ export function createDeploymentWatcher(deps: WatcherDeps) {
         await deps.deploymentStore.put(w.tx, next);
         w.emit(deploymentEvent('DeploymentAllocHealth', next));
       }
-      if (next.Status === 'running') await followupEval(w, next, job);
-      return next;
+      const evalId = next.Status === 'running' ? await followupEval(w, next, job) : '';
+      return { deployment: next, revertedVersion: null, evalId };
     },
 
     /** Fails running deployments whose progress deadline passed (timer; tables: deployment, evals, jobs, job_version). */

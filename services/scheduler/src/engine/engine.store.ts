@@ -240,6 +240,12 @@ export function createEngineStore() {
       return rows.map((r) => ({ namespace: r.namespace, id: r.id, type: r.type, priority: Number(r.priority), jobModifyIndex: Number(r.jmi) }));
     },
 
+    /** Running deployments (the progress-deadline timer reads their task groups). */
+    async runningDeployments(db: Db): Promise<Deployment[]> {
+      const rows = await db.$queryRawUnsafe<Array<{ d: string }>>(`SELECT "data"::text AS d FROM "scheduler"."deployments" WHERE "status" = 'running'`);
+      return rows.map((r) => JSON.parse(r.d) as Deployment);
+    },
+
     async setSummary(tx: Db, namespace: string, jobId: string, summary: JobSummary): Promise<void> {
       await tx.$executeRawUnsafe(
         `UPDATE "scheduler"."jobs" SET "summary" = $3::jsonb WHERE "namespace" = $1 AND "id" = $2`,

@@ -16,6 +16,9 @@ import { createWakeSignal, type WakeSignal } from './wake-signal';
 import { createEngineStore } from './engine.store';
 import type { ProcessorDeps } from './eval-processor';
 import { createPlanApplier } from './plan-applier';
+import { createDeploymentWatcher } from './deployment-watcher';
+import { refreshJobState } from './job-state';
+import { TABLES } from '../features/common/common.types';
 
 export interface EngineOptions {
   prisma: PrismaClient;
@@ -76,17 +79,63 @@ export function createEngine(options: EngineOptions) {
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });
 
+  const watcher = createDeploymentWatcher({ jobStore, evalStore, deploymentStore, clock });
+
+  /** Fails running deployments whose progress deadline passed (the watcher's timer). */
+  async function checkDeadlines(): Promise<number> {
+    const now = clock.nowMs();
+    let failed = 0;
+    for (const d of await engineStore.runningDeployments(options.prisma)) {
+      const due = Object.values(d.TaskGroups).some((g) => g.RequireProgressBy !== null && Date.parse(g.RequireProgressBy) < now);
+      if (!due) continue;
+      const { result } = await options.state.withWrite(
+        [TABLES.deployments, TABLES.evals, TABLES.jobs, TABLES.jobSummary, TABLES.jobVersions],
+        async ({ tx, index, emit }) => {
+          const w = { tx, index, emit };
+          const done = await watcher.checkDeadline(w, d.ID);
+          if (done) await refreshJobState({ jobStore, engineStore }, w, d.Namespace, d.JobID, 'DeploymentStatusUpdate');
+          return done;
+        },
+      );
+      if (result) failed++;
+    }
+    return failed;
+  }
+
+  let timer: NodeJS.Timeout | null = null;
+  let ticking: Promise<void> | null = null;
+  const tickMs = Math.min(1_000, options.pollMs ?? 1_000);
+  function schedule(): void {
+    timer = setTimeout(() => {
+      ticking = tick().finally(() => {
+        ticking = null;
+        if (timer !== null) schedule();
+      });
+    }, tickMs);
+  }
+
+  /** One round of the timers: progress deadlines (and periodic launches, periodic.ts). */
+  async function tick(): Promise<void> {
+    await checkDeadlines().catch((err: unknown) => options.logger.warn('deployment deadline check failed', { err: err instanceof Error ? err.message : String(err) }));
+  }
+
   return {
-    /** Subscribes to wake-ups, then starts the broker's worker slots. */
+    /** Subscribes to wake-ups, then starts the broker's worker slots and the timers. */
     async start(): Promise<void> {
       wake = await createWakeSignal(options.bus, options.stateChannel ?? 'state:scheduler', BROKER_TABLES);
       broker.start();
+      schedule();
     },
     async stop(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await ticking;
       await broker.stop();
       await wake?.close();
       wake = null;
     },
+    /** Runs the timers once now (tests with a controlled clock). */
+    tick,
   };
 }
 

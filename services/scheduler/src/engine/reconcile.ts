@@ -308,71 +308,95 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       }
     }
 
-    // Destructive updates, limited by max_parallel minus what is still in flight.
-    let replace: Allocation[] = [];
-    if (destructive.length > 0) {
-      if (update === null) replace = destructive;
-      else if (canDeploy && (promoted || update.Canary === 0)) {
-        const inFlight = current.filter((a) => a.DeploymentID === deployment?.ID && healthy(a) !== true && !isCanary(a)).length;
-        const limit = Math.max(0, update.MaxParallel - inFlight);
-        replace = destructive.slice().sort((x, y) => allocIndex(x.Name) - allocIndex(y.Name)).slice(0, limit);
-      }
-    }
-    for (const a of replace) {
-      out.stop.push({ alloc: a, description: ALLOC_DESC.updating });
-      desired.DestructiveUpdate++;
-    }
-    const replacedIds = new Set(replace.map((a) => a.ID));
-    const keptOld = destructive.filter((a) => !replacedIds.has(a.ID));
-
-    // Count: the allocations that hold a name (canaries are extra until promoted).
-    const holding = [...current.filter((a) => !(isCanary(a) && !promoted && update !== null && update.Canary > 0 && keptOld.length > 0)), ...keptOld, ...occupying];
+    // Who holds a slot: the current version (canaries only once promoted), the old
+    // allocations, and terminal ones that keep their name.
+    const unpromotedCanaries = !promoted && update !== null && update.Canary > 0 && destructive.length > 0;
+    const currentHolding = current.filter((a) => !(unpromotedCanaries && isCanary(a)));
     const used = new Set<number>();
-    const byIndex = holding.slice().sort((x, y) => allocIndex(x.Name) - allocIndex(y.Name));
-    const extras: Allocation[] = [];
-    for (const a of byIndex) {
+    const claim = (a: Allocation): boolean => {
       const i = allocIndex(a.Name);
-      if (i >= 0 && i < count && !used.has(i)) used.add(i);
-      else extras.push(a);
-    }
+      if (i < 0 || i >= count || used.has(i)) return false;
+      used.add(i);
+      return true;
+    };
+    const extras: Allocation[] = [];
+    // Current allocations claim names first, so an old one sharing a name is the extra.
+    const byIndex = [...currentHolding.sort((x, y) => allocIndex(x.Name) - allocIndex(y.Name)), ...occupying, ...destructive.slice().sort((x, y) => allocIndex(x.Name) - allocIndex(y.Name))];
+    for (const a of byIndex) if (!claim(a)) extras.push(a);
     // Over the count: stop live extras, old versions first, highest index first.
-    let over = holding.length + replace.length - count;
-    const stoppable = extras
-      .slice()
-      .sort((x, y) => allocIndex(y.Name) - allocIndex(x.Name))
-      .concat(byIndex.filter((a) => !extras.includes(a)).reverse())
+    let over = currentHolding.length + occupying.length + destructive.length - count;
+    const stoppable = [...extras.slice().sort((x, y) => allocIndex(y.Name) - allocIndex(x.Name)), ...byIndex.filter((a) => !extras.includes(a)).reverse()]
       .filter((a) => live.includes(a))
       .sort((x, y) => Number(isCurrent(x, job)) - Number(isCurrent(y, job)));
+    const overStopped = new Set<string>();
     for (const a of stoppable) {
       if (over <= 0) break;
       out.stop.push({ alloc: a, description: ALLOC_DESC.notNeeded });
+      overStopped.add(a.ID);
       desired.Stop++;
       over--;
-      const i = allocIndex(a.Name);
-      if (used.has(i) && !extras.includes(a)) used.delete(i);
+      if (!extras.includes(a)) used.delete(allocIndex(a.Name));
+    }
+
+    // Destructive updates, limited by max_parallel minus what is still in flight.
+    const remainingOld = destructive.filter((a) => !overStopped.has(a.ID));
+    let replace: Allocation[] = [];
+    if (remainingOld.length > 0) {
+      if (update === null) replace = remainingOld;
+      else if (canDeploy && (promoted || update.Canary === 0)) {
+        const inFlight = current.filter((a) => a.DeploymentID === deployment?.ID && healthy(a) !== true && !(isCanary(a) && promoted)).length;
+        const limit = Math.max(0, update.MaxParallel - inFlight);
+        replace = remainingOld.slice().sort((x, y) => allocIndex(x.Name) - allocIndex(y.Name)).slice(0, limit);
+      }
+    }
+    const replacedIds = new Set(replace.map((a) => a.ID));
+    const keptOld = remainingOld.filter((a) => !replacedIds.has(a.ID));
+    for (const a of replace) if (!extras.includes(a)) used.delete(allocIndex(a.Name));
+
+    // Replaced allocations stop; each is replaced while the count still needs it.
+    let need = count - used.size;
+    const freeName = (preferred: string): string => {
+      const i = allocIndex(preferred);
+      if (i >= 0 && i < count && !used.has(i)) {
+        used.add(i);
+        return preferred;
+      }
+      for (let k = 0; k < count; k++) {
+        if (!used.has(k)) {
+          used.add(k);
+          return allocName(job.ID, name, k);
+        }
+      }
+      return preferred;
+    };
+    for (const a of replace) {
+      out.stop.push({ alloc: a, description: ALLOC_DESC.updating });
+      desired.DestructiveUpdate++;
+      if (need > 0) {
+        out.place.push({ group: tg, name: freeName(a.Name), previous: a, inDeployment: deployment !== null });
+        need--;
+      }
     }
     const stoppedIds = new Set(out.stop.map((st) => st.alloc.ID));
     const inPlaceIds = new Set(out.inPlace.map((a) => a.ID));
     desired.Ignore += live.filter((a) => !stoppedIds.has(a.ID) && !inPlaceIds.has(a.ID)).length;
 
-    // Replacements of destructive updates keep their names.
-    for (const a of replace) {
-      out.place.push({ group: tg, name: a.Name, previous: a, inDeployment: deployment !== null });
-      used.add(allocIndex(a.Name));
-    }
     // Lost, migrated and rescheduled allocations are replaced under their names.
     for (const r of replacements) {
+      if (need <= 0) break;
       const i = allocIndex(r.prev.Name);
       if (i >= count || used.has(i)) continue;
       used.add(i);
+      need--;
       out.place.push({ group: tg, name: r.prev.Name, previous: r.prev, reschedule: r.reschedule, inDeployment: deployment !== null && canDeploy });
       if (!r.reschedule) desired.Place++;
     }
     // Missing names are placed (not while a halted deployment holds the new version back).
     const mayPlace = !(deploymentHalted && update !== null);
-    for (let i = 0; i < count && mayPlace; i++) {
+    for (let i = 0; i < count && mayPlace && need > 0; i++) {
       if (used.has(i)) continue;
       used.add(i);
+      need--;
       out.place.push({ group: tg, name: allocName(job.ID, name, i), inDeployment: deployment !== null && canDeploy });
       desired.Place++;
     }
