@@ -33,6 +33,7 @@ import { createNodeService } from './features/nodes/nodes.service';
 import { createNodeStore } from './features/nodes/nodes.store';
 import { createEngineServices } from './engine/engine-services';
 import { enginePaths } from './engine/engine.paths';
+import { jobOperationPaths } from './features/jobs/job-operations.paths';
 import { regionForwarder } from './http/forward';
 import { respond } from './http/reply';
 import { buildExtra, type RequestExtra } from './http/request-context';
@@ -73,7 +74,7 @@ export function buildApp(deps: AppDeps): Express {
   const aclStore = createAclStore();
 
   // Scheduling engine (issue 25): request-side services; the broker runs from main.ts.
-  const engine = createEngineServices({ ...s, clock, aclEnabled: config.aclEnabled });
+  const engine = createEngineServices({ ...s, clock, aclEnabled: config.aclEnabled, region: config.region, logger: deps.logger });
   const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock, isNodeSecret: engine.isNodeSecret });
   const jobs = createJobService({ ...s, jobStore, evalStore, allocStore, deploymentStore, namespaceStore, clock, region: config.region });
   const nodes = createNodeService({
@@ -100,6 +101,7 @@ export function buildApp(deps: AppDeps): Express {
     ...namespacePaths(namespaces),
     ...aclPaths(acl),
     ...enginePaths(engine.clientUpdates),
+    ...jobOperationPaths(engine.jobOperations),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

@@ -1,6 +1,7 @@
 // The engine's request-side services, composed once per app (buildApp): what HTTP routes
 // need from the engine (client allocation updates, the deployment watcher).
 import { createAllocationStore } from '../features/allocations/allocations.store';
+import type { Logger } from '@selfstack/logger';
 import type { Clock } from '../features/common/common.types';
 import type { SchedulerState } from '../features/common/state.types';
 import { createDeploymentStore } from '../features/deployments/deployments.store';
@@ -11,10 +12,14 @@ import { createClientUpdatesService } from './client-updates.service';
 import { createDeploymentWatcher } from './deployment-watcher';
 import { createEngineStore } from './engine.store';
 import { createNodeEvalHook } from './node-evals';
+import { createPeriodicDispatcher } from './periodic';
+import { createJobOperationsService } from '../features/jobs/job-operations.service';
 
 export interface EngineServicesDeps extends SchedulerState {
   clock: Clock;
   aclEnabled: boolean;
+  region: string;
+  logger: Pick<Logger, 'warn' | 'info'>;
 }
 
 export function createEngineServices(deps: EngineServicesDeps) {
@@ -37,8 +42,22 @@ export function createEngineServices(deps: EngineServicesDeps) {
     clock: deps.clock,
     aclEnabled: deps.aclEnabled,
   });
+  const periodic = createPeriodicDispatcher({ state: deps.state, db: deps.prisma, jobStore, evalStore, engineStore, clock: deps.clock, logger: deps.logger });
+  const jobOperations = createJobOperationsService({
+    prisma: deps.prisma,
+    state: deps.state,
+    jobStore,
+    evalStore,
+    allocStore,
+    deploymentStore,
+    engineStore,
+    periodic,
+    clock: deps.clock,
+    region: deps.region,
+  });
   return {
     clientUpdates,
+    jobOperations,
     /** For the node service: the evaluations a node change calls for. */
     onNodeChange: createNodeEvalHook({ engineStore, evalStore, clock: deps.clock }),
     watcher,

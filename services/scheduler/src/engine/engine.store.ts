@@ -246,6 +246,72 @@ export function createEngineStore() {
       return rows.map((r) => JSON.parse(r.d) as Deployment);
     },
 
+    /** Periodic jobs (enabled, not stopped) with their last launch (Unix ms, null: none yet). */
+    async periodicJobs(db: Db): Promise<Array<{ job: Job; lastLaunchMs: number | null }>> {
+      const rows = await db.$queryRawUnsafe<Array<{ d: string; l: bigint | null }>>(
+        `SELECT j."data"::text AS d, p."launch_ms" AS l FROM "scheduler"."jobs" j
+         LEFT JOIN "scheduler"."periodic_launches" p ON p."namespace" = j."namespace" AND p."job_id" = j."id"
+         WHERE j."data"->'Periodic' IS NOT NULL AND j."data"->'Periodic' <> 'null'::jsonb
+           AND COALESCE((j."data"->'Periodic'->>'Enabled')::boolean, true) AND NOT COALESCE((j."data"->>'Stop')::boolean, false)`,
+      );
+      return rows.map((r) => ({ job: JSON.parse(r.d) as Job, lastLaunchMs: r.l === null ? null : Number(r.l) }));
+    },
+
+    async lastLaunch(db: Db, namespace: string, jobId: string): Promise<number | null> {
+      const rows = await db.$queryRawUnsafe<Array<{ l: bigint }>>(
+        `SELECT "launch_ms" AS l FROM "scheduler"."periodic_launches" WHERE "namespace" = $1 AND "job_id" = $2`,
+        namespace,
+        jobId,
+      );
+      return rows[0] ? Number(rows[0].l) : null;
+    },
+
+    async setLaunch(tx: Db, namespace: string, jobId: string, launchMs: number, index: number): Promise<void> {
+      await tx.$executeRawUnsafe(
+        `INSERT INTO "scheduler"."periodic_launches" ("namespace", "job_id", "launch_ms", "create_index", "modify_index") VALUES ($1, $2, $3, $4, $4)
+         ON CONFLICT ("namespace", "job_id") DO UPDATE SET "launch_ms" = EXCLUDED."launch_ms", "modify_index" = EXCLUDED."modify_index"`,
+        namespace,
+        jobId,
+        BigInt(launchMs),
+        BigInt(index),
+      );
+    },
+
+    /** Children of a job that are not dead (prohibit_overlap). */
+    async liveChildren(db: Db, namespace: string, parentId: string): Promise<number> {
+      const rows = await db.$queryRawUnsafe<Array<{ n: number }>>(
+        `SELECT COUNT(*)::int AS n FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "parent_id" = $2 AND "status" <> 'dead'`,
+        namespace,
+        parentId,
+      );
+      return rows[0]?.n ?? 0;
+    },
+
+    async jobExists(db: Db, namespace: string, id: string): Promise<boolean> {
+      const rows = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT COUNT(*)::int AS n FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "id" = $2`, namespace, id);
+      return (rows[0]?.n ?? 0) > 0;
+    },
+
+    /** A dispatched child carrying this idempotency token, if any. */
+    async childByToken(db: Db, namespace: string, parentId: string, token: string): Promise<Job | null> {
+      const rows = await db.$queryRawUnsafe<Array<{ d: string }>>(
+        `SELECT "data"::text AS d FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "parent_id" = $2 AND "data"->>'DispatchIdempotencyToken' = $3 LIMIT 1`,
+        namespace,
+        parentId,
+        token,
+      );
+      return rows[0] ? (JSON.parse(rows[0].d) as Job) : null;
+    },
+
+    async scalingEvents(db: Db, namespace: string, jobId: string): Promise<Record<string, unknown[]>> {
+      const rows = await db.$queryRawUnsafe<Array<{ e: string }>>(`SELECT "scaling_events"::text AS e FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "id" = $2`, namespace, jobId);
+      return rows[0] ? (JSON.parse(rows[0].e) as Record<string, unknown[]>) : {};
+    },
+
+    async setScalingEvents(tx: Db, namespace: string, jobId: string, events: Record<string, unknown[]>): Promise<void> {
+      await tx.$executeRawUnsafe(`UPDATE "scheduler"."jobs" SET "scaling_events" = $3::jsonb WHERE "namespace" = $1 AND "id" = $2`, namespace, jobId, JSON.stringify(events));
+    },
+
     async setSummary(tx: Db, namespace: string, jobId: string, summary: JobSummary): Promise<void> {
       await tx.$executeRawUnsafe(
         `UPDATE "scheduler"."jobs" SET "summary" = $3::jsonb WHERE "namespace" = $1 AND "id" = $2`,

@@ -17,6 +17,7 @@ import { createEngineStore } from './engine.store';
 import type { ProcessorDeps } from './eval-processor';
 import { createPlanApplier } from './plan-applier';
 import { createDeploymentWatcher } from './deployment-watcher';
+import { createPeriodicDispatcher } from './periodic';
 import { refreshJobState } from './job-state';
 import { TABLES } from '../features/common/common.types';
 
@@ -114,9 +115,12 @@ export function createEngine(options: EngineOptions) {
     }, tickMs);
   }
 
-  /** One round of the timers: progress deadlines (and periodic launches, periodic.ts). */
+  const periodic = createPeriodicDispatcher({ state: options.state, db: options.prisma, jobStore, evalStore, engineStore, clock, logger: options.logger });
+
+  /** One round of the timers: progress deadlines and periodic launches. */
   async function tick(): Promise<void> {
     await checkDeadlines().catch((err: unknown) => options.logger.warn('deployment deadline check failed', { err: err instanceof Error ? err.message : String(err) }));
+    await periodic.runDue().catch((err: unknown) => options.logger.warn('periodic dispatch failed', { err: err instanceof Error ? err.message : String(err) }));
   }
 
   return {

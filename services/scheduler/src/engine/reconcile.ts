@@ -237,7 +237,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
         continue;
       }
       if (a.ClientStatus !== 'failed' || (typeof a['NextAllocation'] === 'string' && a['NextAllocation'] !== '')) continue;
-      const decision = rescheduleDecision(a, policy, failedAtMs(a), nowMs);
+      // evaluate with ForceReschedule: now, whatever the policy says.
+      const decision = asObject(a.DesiredTransition)['ForceReschedule'] === true ? { kind: 'now' as const } : rescheduleDecision(a, policy, failedAtMs(a), nowMs);
       if (decision.kind === 'now') {
         out.stop.push({ alloc: a, description: ALLOC_DESC.rescheduled });
         desired.RescheduleNow = (desired.RescheduleNow ?? 0) + 1;

@@ -275,8 +275,16 @@ export function jobSpecChanged(previous: JsonObject, next: JsonObject): boolean 
 }
 
 export function isPeriodicOrParameterized(job: Job): boolean {
-  return (job.Periodic !== null && job.Periodic !== undefined && asObject(job.Periodic)['Enabled'] !== false) ||
-    (job.ParameterizedJob !== null && job.ParameterizedJob !== undefined);
+  return isPeriodic(job) || isParameterized(job);
+}
+
+export function isPeriodic(job: JsonObject): boolean {
+  return job['Periodic'] !== null && job['Periodic'] !== undefined && asObject(job['Periodic'])['Enabled'] !== false;
+}
+
+/** Job.IsParameterized: a dispatched child keeps the block but is not itself parameterized. */
+export function isParameterized(job: JsonObject): boolean {
+  return job['ParameterizedJob'] !== null && job['ParameterizedJob'] !== undefined && job['Dispatched'] !== true;
 }
 
 function emptyGroupSummary(): TaskGroupSummary {
@@ -313,7 +321,7 @@ export function jobStub(job: Job, summary: JobSummary, withMeta: boolean): JsonO
     Type: job.Type,
     Priority: job.Priority,
     Periodic: job.Periodic !== null && job.Periodic !== undefined,
-    ParameterizedJob: job.ParameterizedJob !== null && job.ParameterizedJob !== undefined,
+    ParameterizedJob: isParameterized(job),
     Stop: job.Stop,
     Status: job.Status,
     StatusDescription: job.StatusDescription,
