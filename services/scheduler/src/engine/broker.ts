@@ -110,6 +110,7 @@ export function createBroker(deps: BrokerDeps) {
           const others = open.filter((o) => o.ID !== ev.ID && (o.Status === 'blocked' || (o.CreateIndex < ev.CreateIndex && waitUntilMs(o) <= now)));
           const r = await processEvaluation(deps.processor, ev, others);
           failures.delete(ev.ID);
+          logger.debug('evaluation processed', { evalId: ev.ID, jobId: ev.JobID, status: r.status, placed: r.placed, attempts: r.attempts, ms: Date.now() - started });
           deps.onProcessed?.({ evalId: ev.ID, status: r.status, placed: r.placed, ms: Date.now() - started });
         } catch (err) {
           const n = (failures.get(ev.ID) ?? 0) + 1;
