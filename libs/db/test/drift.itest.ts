@@ -45,6 +45,7 @@ const INDEXES_PRISMA_CANNOT_EXPRESS = [
   'modules_search_idx',
   // 20261127000000_scheduler_engine: partial indexes over open evaluations and live allocations.
   'evaluations_open_idx',
+  'evaluations_pending_ready_idx',
   'allocations_live_node_idx',
 ];
 

@@ -7,6 +7,7 @@ ALTER TABLE "scheduler"."evaluations" ADD COLUMN "priority" INTEGER NOT NULL DEF
 ALTER TABLE "scheduler"."evaluations" ADD COLUMN "ready_at" BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE "scheduler"."evaluations" ADD COLUMN "snapshot_index" BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX "evaluations_open_idx" ON "scheduler"."evaluations" ("namespace", "job_id") WHERE "status" IN ('pending', 'blocked');
+CREATE INDEX "evaluations_pending_ready_idx" ON "scheduler"."evaluations" ("ready_at") WHERE "status" = 'pending';
 
 -- Allocations: the columns bin packing sums per node (resources held by live allocations).
 ALTER TABLE "scheduler"."allocations" ADD COLUMN "desired_status" TEXT NOT NULL DEFAULT 'run';

@@ -102,7 +102,7 @@ export function createBroker(deps: BrokerDeps) {
         locked = await lock.tryLock(c.namespace, c.jobId);
         if (!locked) continue;
         // Read under the lock: anything processed by whoever held it before is settled.
-        const [open, capacityIndex] = await Promise.all([engineStore.openEvals(deps.db, c.namespace, c.jobId), engineStore.capacityIndex(deps.db)]);
+        const { evals: open, capacityIndex } = await engineStore.openEvalsAndCapacity(deps.db, c.namespace, c.jobId);
         const ev = chooseEvaluation(open, deps.clock.nowMs(), capacityIndex);
         if (!ev) continue;
         const started = Date.now();

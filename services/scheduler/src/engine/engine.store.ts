@@ -9,6 +9,7 @@ import type { Deployment } from '../features/deployments/deployments.types';
 import type { Job, JobSummary } from '../features/jobs/jobs.types';
 import type { Node } from '../features/nodes/nodes.types';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
+import { waitUntilMs } from '../features/evaluations/evaluations.store';
 import type { Resources } from './engine.types';
 
 const LIVE = `"desired_status" = 'run' AND "client_status" NOT IN ('complete', 'failed', 'lost')`;
@@ -94,6 +95,69 @@ export function createEngineStore() {
       return new Map(rows.map((r) => JSON.parse(r.d) as Node).map((n) => [n.ID, n]));
     },
 
+    /**
+     * Everything the plan applier re-checks, in one statement under the write lock: the
+     * job's JobModifyIndex (null: gone), allocations of the job created after `index`, and
+     * the plan's nodes with what live allocations hold on them.
+     */
+    async planCheck(db: Db, namespace: string, jobId: string, index: number, nodeIds: readonly string[]): Promise<{ jobModifyIndex: number | null; newAllocs: number; nodes: Map<string, Node>; usage: Map<string, Resources> }> {
+      const rows = await db.$queryRawUnsafe<Array<{ jmi: bigint | null; fresh: number; nodes: string; usage: string }>>(
+        `SELECT
+           (SELECT "job_modify_index" FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "id" = $2) AS jmi,
+           (SELECT COUNT(*)::int FROM "scheduler"."allocations" WHERE "namespace" = $1 AND "job_id" = $2 AND "create_index" > $3) AS fresh,
+           (SELECT COALESCE(json_agg("data"), '[]')::text FROM "scheduler"."nodes" WHERE "id" = ANY($4::text[])) AS nodes,
+           (SELECT COALESCE(json_agg(json_build_array(u."node_id", u.c, u.m, u.d)), '[]')::text FROM (
+              SELECT "node_id", SUM("cpu") AS c, SUM("memory_mb") AS m, SUM("disk_mb") AS d
+              FROM "scheduler"."allocations" WHERE "node_id" = ANY($4::text[]) AND ${LIVE} GROUP BY "node_id") u) AS usage`,
+        namespace,
+        jobId,
+        BigInt(index),
+        [...nodeIds],
+      );
+      const r = rows[0];
+      return {
+        jobModifyIndex: r?.jmi === null || r?.jmi === undefined ? null : Number(r.jmi),
+        newAllocs: r?.fresh ?? 0,
+        nodes: new Map((JSON.parse(r?.nodes ?? '[]') as Node[]).map((n) => [n.ID, n])),
+        usage: usageMap(JSON.parse(r?.usage ?? '[]') as Array<[string, number, number, number]>),
+      };
+    },
+
+    /** Evaluations written in one statement (the applier's outcome). */
+    async putEvals(tx: Db, evals: readonly Evaluation[]): Promise<void> {
+      if (evals.length === 0) return;
+      const rows = evals.map((ev) => ({
+        id: ev.ID,
+        namespace: ev.Namespace,
+        job_id: ev.JobID,
+        status: ev.Status,
+        data: ev,
+        create_index: ev.CreateIndex,
+        modify_index: ev.ModifyIndex,
+        priority: ev.Priority,
+        ready_at: waitUntilMs(ev),
+        snapshot_index: Number(ev['SnapshotIndex'] ?? 0) || 0,
+      }));
+      await tx.$executeRawUnsafe(
+        `INSERT INTO "scheduler"."evaluations" ("id", "namespace", "job_id", "status", "data", "create_index", "modify_index", "priority", "ready_at", "snapshot_index")
+         SELECT x."id", x."namespace", x."job_id", x."status", x."data", x."create_index", x."modify_index", x."priority", x."ready_at", x."snapshot_index"
+         FROM jsonb_to_recordset($1::jsonb) AS x("id" text, "namespace" text, "job_id" text, "status" text, "data" jsonb, "create_index" bigint, "modify_index" bigint, "priority" int, "ready_at" bigint, "snapshot_index" bigint)
+         ON CONFLICT ("id") DO UPDATE SET "status" = EXCLUDED."status", "data" = EXCLUDED."data", "modify_index" = EXCLUDED."modify_index",
+           "priority" = EXCLUDED."priority", "ready_at" = EXCLUDED."ready_at", "snapshot_index" = EXCLUDED."snapshot_index"`,
+        JSON.stringify(rows),
+      );
+    },
+
+    /** Open evaluations of the job among `ids` (settling re-checks they are still open). */
+    async openAmong(tx: Db, ids: readonly string[]): Promise<Evaluation[]> {
+      if (ids.length === 0) return [];
+      const rows = await tx.$queryRawUnsafe<Array<{ d: string }>>(
+        `SELECT "data"::text AS d FROM "scheduler"."evaluations" WHERE "id" = ANY($1::text[]) AND "status" IN ('pending', 'blocked')`,
+        [...ids],
+      );
+      return rows.map((r) => JSON.parse(r.d) as Evaluation);
+    },
+
     /** Allocations of the job created after `index` (another writer planned the job meanwhile). */
     async allocsCreatedAfter(db: Db, namespace: string, jobId: string, index: number): Promise<number> {
       const rows = await db.$queryRawUnsafe<Array<{ n: number }>>(
@@ -137,6 +201,18 @@ export function createEngineStore() {
       );
     },
 
+    /** Open evaluations of a job and the capacity index, in one statement (the broker under a job's lock). */
+    async openEvalsAndCapacity(db: Db, namespace: string, jobId: string): Promise<{ evals: Evaluation[]; capacityIndex: number }> {
+      const rows = await db.$queryRawUnsafe<Array<{ evals: string; cap: bigint }>>(
+        `SELECT (SELECT COALESCE(json_agg("data" ORDER BY "create_index", "id"), '[]')::text FROM "scheduler"."evaluations"
+                   WHERE "namespace" = $1 AND "job_id" = $2 AND "status" IN ('pending', 'blocked')) AS evals,
+                (SELECT COALESCE(MAX("index"), 0) FROM "scheduler"."table_index" WHERE "table" IN ('nodes', 'capacity')) AS cap`,
+        namespace,
+        jobId,
+      );
+      return { evals: JSON.parse(rows[0]?.evals ?? '[]') as Evaluation[], capacityIndex: Number(rows[0]?.cap ?? 0) };
+    },
+
     /** Open evaluations of a job (pending and blocked), oldest first. */
     async openEvals(db: Db, namespace: string, jobId: string): Promise<Evaluation[]> {
       const rows = await db.$queryRawUnsafe<Array<{ d: string }>>(
@@ -156,7 +232,7 @@ export function createEngineStore() {
       const rows = await db.$queryRawUnsafe<Array<{ namespace: string; job_id: string }>>(
         `WITH cap AS (SELECT COALESCE(MAX("index"), 0) AS i FROM "scheduler"."table_index" WHERE "table" IN ('nodes', 'capacity'))
          SELECT "namespace", "job_id" FROM "scheduler"."evaluations", cap
-         WHERE ("status" = 'pending' AND "ready_at" <= $1) OR ("status" = 'blocked' AND "snapshot_index" < cap.i)
+         WHERE "status" IN ('pending', 'blocked') AND (("status" = 'pending' AND "ready_at" <= $1) OR ("status" = 'blocked' AND "snapshot_index" < cap.i))
          GROUP BY "namespace", "job_id"
          ORDER BY MAX("priority") DESC, MIN("create_index")
          LIMIT $2`,
@@ -181,6 +257,45 @@ export function createEngineStore() {
         `SELECT COALESCE(MAX("index"), 0) AS i FROM "scheduler"."table_index" WHERE "table" IN ('nodes', 'capacity')`,
       );
       return Number(rows[0]?.i ?? 0);
+    },
+
+    /** The job row with its status facts, in one statement (job-state.ts). */
+    async jobWithFacts(db: Db, namespace: string, jobId: string): Promise<{ job: Job; summary: JobSummary; facts: JobFacts } | null> {
+      const rows = await db.$queryRawUnsafe<Array<{ job: string; summary: string; dep: boolean; alloc: boolean; ev: boolean; had: boolean; counts: string }>>(
+        `SELECT j."data"::text AS job, j."summary"::text AS summary,
+           EXISTS (SELECT 1 FROM "scheduler"."deployments" WHERE "namespace" = $1 AND "job_id" = $2 AND "status" IN ${ACTIVE_DEPLOYMENT}) AS dep,
+           EXISTS (SELECT 1 FROM "scheduler"."allocations" WHERE "namespace" = $1 AND "job_id" = $2 AND ${LIVE}) AS alloc,
+           EXISTS (SELECT 1 FROM "scheduler"."evaluations" WHERE "namespace" = $1 AND "job_id" = $2 AND "status" NOT IN ('complete', 'failed', 'canceled')) AS ev,
+           EXISTS (SELECT 1 FROM "scheduler"."evaluations" WHERE "namespace" = $1 AND "job_id" = $2) AS had,
+           (SELECT COALESCE(json_agg(json_build_array(c.tg, c.s, c.n)), '[]')::text FROM (
+              SELECT "data"->>'TaskGroup' AS tg, "client_status" AS s, COUNT(*)::int AS n
+              FROM "scheduler"."allocations" WHERE "namespace" = $1 AND "job_id" = $2 GROUP BY 1, 2) c) AS counts
+         FROM "scheduler"."jobs" j WHERE j."namespace" = $1 AND j."id" = $2`,
+        namespace,
+        jobId,
+      );
+      const r = rows[0];
+      if (!r) return null;
+      const counts: JobFacts['counts'] = {};
+      for (const [tg, st, n] of JSON.parse(r.counts) as Array<[string, string, number]>) (counts[tg] ??= {})[st] = n;
+      return {
+        job: JSON.parse(r.job) as Job,
+        summary: JSON.parse(r.summary) as JobSummary,
+        facts: { hasActiveDeployment: r.dep, hasActiveAlloc: r.alloc, hasActiveEval: r.ev, hadEvals: r.had, counts },
+      };
+    },
+
+    /** Writes a job's status (and its data) and summary without touching its spec columns. */
+    async setStatus(tx: Db, job: Job, summary: JobSummary): Promise<void> {
+      await tx.$executeRawUnsafe(
+        `UPDATE "scheduler"."jobs" SET "status" = $3, "data" = $4::jsonb, "summary" = $5::jsonb, "modify_index" = $6 WHERE "namespace" = $1 AND "id" = $2`,
+        job.Namespace,
+        job.ID,
+        job.Status,
+        JSON.stringify(job),
+        JSON.stringify(summary),
+        BigInt(job.ModifyIndex),
+      );
     },
 
     /** Status inputs and allocation counts of one job (reference §1.4, JobSummary). */

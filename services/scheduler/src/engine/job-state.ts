@@ -47,9 +47,9 @@ export async function refreshJobState(
   eventType: string,
   queued?: Readonly<Record<string, number>>,
 ): Promise<Job | null> {
-  const rec = await deps.jobStore.get(w.tx, namespace, jobId);
+  const rec = await deps.engineStore.jobWithFacts(w.tx, namespace, jobId);
   if (!rec) return null;
-  const facts = await deps.engineStore.jobFacts(w.tx, namespace, jobId);
+  const facts = rec.facts;
   const status = jobStatus(rec.job, facts);
   const base = summaryFor(rec.job, rec.summary, w.index);
   const summary: JobSummary = { ...base, Summary: {} };
@@ -69,7 +69,7 @@ export async function refreshJobState(
   if (!statusChanged && sameSummary(summary, rec.summary)) return rec.job;
   const job: Job = statusChanged ? { ...rec.job, Status: status, ModifyIndex: w.index } : rec.job;
   if (statusChanged) {
-    await deps.jobStore.put(w.tx, { job, summary });
+    await deps.engineStore.setStatus(w.tx, job, summary);
     w.emit(jobEvent(eventType, job));
     const parent = typeof job['ParentID'] === 'string' ? job['ParentID'] : '';
     if (parent !== '') await refreshJobState(deps, w, namespace, parent, eventType);

@@ -13,6 +13,7 @@ import type { StateStore } from '@selfstack/state';
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { Allocation } from '../features/allocations/allocations.types';
 import { TABLES, nowNanos, type Clock, type Db } from '../features/common/common.types';
+import type { Node } from '../features/nodes/nodes.types';
 import type { DeploymentStore } from '../features/deployments/deployments.store';
 import type { Deployment } from '../features/deployments/deployments.types';
 import { evalEvent } from '../features/evaluations/eval-factory';
@@ -91,19 +92,16 @@ export function createPlanApplier(deps: PlanApplierDeps) {
   const { state, engineStore } = deps;
 
   /** Nodes whose placements no longer fit or are no longer schedulable. */
-  async function rejectedNodes(tx: Db, plan: Plan): Promise<Set<string>> {
+  function rejectedNodes(plan: Plan, nodes: ReadonlyMap<string, Node>, usage: ReadonlyMap<string, Resources>): Set<string> {
     const ask = planAskByNode(plan);
-    const ids = [...ask.keys()];
     const out = new Set<string>();
-    if (ids.length === 0) return out;
-    const [nodes, usage] = await Promise.all([engineStore.nodesByIds(tx, ids), engineStore.usageOn(tx, ids)]);
     const freed = new Map<string, Resources>();
     for (const s of plan.stop) {
       const r = allocResourceTotals(s.alloc);
       const f = freed.get(s.alloc.NodeID) ?? NO_RESOURCES;
       freed.set(s.alloc.NodeID, { cpu: f.cpu + r.cpu, memoryMb: f.memoryMb + r.memoryMb, diskMb: f.diskMb + r.diskMb });
     }
-    for (const id of ids) {
+    for (const [id, want] of ask) {
       const node = nodes.get(id);
       if (!node || !isSchedulable(node)) {
         out.add(id);
@@ -112,7 +110,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
       const u = usage.get(id) ?? NO_RESOURCES;
       const f = freed.get(id) ?? NO_RESOURCES;
       const used = { cpu: u.cpu - f.cpu, memoryMb: u.memoryMb - f.memoryMb, diskMb: u.diskMb - f.diskMb };
-      if (exhaustedDimension(nodeCapacity(node), used, ask.get(id) as Resources) !== null) out.add(id);
+      if (exhaustedDimension(nodeCapacity(node), used, want) !== null) out.add(id);
     }
     return out;
   }
@@ -129,14 +127,10 @@ export function createPlanApplier(deps: PlanApplierDeps) {
     const ev = input.eval;
     const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
       const now = nowNanos(deps.clock);
-      if (input.job) {
-        const current = await deps.jobStore.get(tx, input.job.Namespace, input.job.ID);
-        if (!current || current.job.JobModifyIndex !== input.jobModifyIndex) return { full: false, stale: true, placed: 0, rejected: [] as string[] };
-      }
-      if (input.place.length > 0 && (await engineStore.allocsCreatedAfter(tx, ev.Namespace, ev.JobID, input.snapshotIndex)) > 0) {
-        return { full: false, stale: true, placed: 0, rejected: [] as string[] };
-      }
-      const rejected = await rejectedNodes(tx, input);
+      const check = await engineStore.planCheck(tx, ev.Namespace, ev.JobID, input.snapshotIndex, [...new Set(input.place.map((a) => a.NodeID))]);
+      if (input.job && check.jobModifyIndex !== input.jobModifyIndex) return { full: false, stale: true, placed: 0, rejected: [] as string[] };
+      if (input.place.length > 0 && check.newAllocs > 0) return { full: false, stale: true, placed: 0, rejected: [] as string[] };
+      const rejected = rejectedNodes(input, check.nodes, check.usage);
       const plan = withoutRejected(input, rejected);
       const full = rejected.size === 0;
 
@@ -178,36 +172,32 @@ export function createPlanApplier(deps: PlanApplierDeps) {
       }
       if (stable) await markStable(tx, stable, index, emit);
 
-      // Follow-up evaluations (delayed reschedules).
-      for (const f of plan.followups) {
-        const fe: Evaluation = { ...f, CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now };
-        await deps.evalStore.put(tx, fe);
-        emit(evalEvent('EvaluationUpdated', fe));
-      }
-
+      // Follow-up evaluations (delayed reschedules) and the evaluation's outcome, one statement.
+      const evalWrites: Evaluation[] = plan.followups.map((f) => ({ ...f, CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now }));
       let queued: Record<string, number> | undefined;
       if (full && outcome) {
         const e: Evaluation = { ...outcome.eval, ModifyIndex: index, ModifyTime: now };
-        await deps.evalStore.put(tx, e);
-        emit(evalEvent('EvaluationUpdated', e));
-        if (outcome.blocked) {
-          const b: Evaluation = { ...outcome.blocked, CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now };
-          await deps.evalStore.put(tx, b);
-          emit(evalEvent('EvaluationUpdated', b));
-        }
-        for (const s of outcome.settled) {
-          const cur = await deps.evalStore.get(tx, s.ID);
-          if (!cur || (cur.Status !== 'pending' && cur.Status !== 'blocked')) continue;
-          const c: Evaluation = { ...cur, Status: s.Status, StatusDescription: s['StatusDescription'] as string, ModifyIndex: index, ModifyTime: now };
-          await deps.evalStore.put(tx, c);
-          emit(evalEvent('EvaluationUpdated', c));
-        }
+        evalWrites.push(e, ...(await settledWrites(tx, outcome, index, now)));
         queued = (e['QueuedAllocations'] as Record<string, number> | null) ?? undefined;
       }
+      await engineStore.putEvals(tx, evalWrites);
+      for (const e of evalWrites) emit(evalEvent('EvaluationUpdated', e));
       await refreshJobState(deps, { tx, index, emit }, ev.Namespace, ev.JobID, 'PlanResult', queued);
       return { full, stale: false, placed: plan.place.length, rejected: [...rejected] };
     });
     return { full: result.full, stale: result.stale, placed: result.placed, rejectedNodes: result.rejected, index };
+  }
+
+  /** The blocked evaluation to create and the others to settle (still open ones only). */
+  async function settledWrites(tx: Db, outcome: EvalOutcome, index: number, now: number): Promise<Evaluation[]> {
+    const out: Evaluation[] = [];
+    if (outcome.blocked) out.push({ ...outcome.blocked, CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now });
+    const wanted = new Map(outcome.settled.map((s) => [s.ID, s]));
+    for (const cur of await engineStore.openAmong(tx, [...wanted.keys()])) {
+      const s = wanted.get(cur.ID) as Evaluation;
+      out.push({ ...cur, Status: s.Status, StatusDescription: s['StatusDescription'] as string, ModifyIndex: index, ModifyTime: now });
+    }
+    return out;
   }
 
   /** A successful deployment makes its job version stable (the anchor's Job.Stable). */
@@ -231,20 +221,9 @@ export function createPlanApplier(deps: PlanApplierDeps) {
     const { index } = await state.withWrite([TABLES.evals, TABLES.jobs, TABLES.jobSummary], async ({ tx, index, emit }) => {
       const now = nowNanos(deps.clock);
       const e: Evaluation = { ...ev, ModifyIndex: index, ModifyTime: now };
-      await deps.evalStore.put(tx, e);
-      emit(evalEvent('EvaluationUpdated', e));
-      if (outcome.blocked) {
-        const b: Evaluation = { ...outcome.blocked, CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now };
-        await deps.evalStore.put(tx, b);
-        emit(evalEvent('EvaluationUpdated', b));
-      }
-      for (const s of outcome.settled) {
-        const cur = await deps.evalStore.get(tx, s.ID);
-        if (!cur || (cur.Status !== 'pending' && cur.Status !== 'blocked')) continue;
-        const c: Evaluation = { ...cur, Status: s.Status, StatusDescription: s['StatusDescription'] as string, ModifyIndex: index, ModifyTime: now };
-        await deps.evalStore.put(tx, c);
-        emit(evalEvent('EvaluationUpdated', c));
-      }
+      const writes = [e, ...(await settledWrites(tx, outcome, index, now))];
+      await engineStore.putEvals(tx, writes);
+      for (const x of writes) emit(evalEvent('EvaluationUpdated', x));
       const queued = (e['QueuedAllocations'] as Record<string, number> | null) ?? undefined;
       await refreshJobState(deps, { tx, index, emit }, ev.Namespace, ev.JobID, 'EvaluationUpdated', queued);
     });
