@@ -121,6 +121,7 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
         }
       }),
     );
+    const registered = (performance.now() - started) / 1000;
     const want = jobs * count;
     for (;;) {
       const { rows } = await pg.query<{ placed: number; open: number }>(
@@ -139,6 +140,7 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
     const lat = evals.map((e) => e.ms).sort((a, b) => a - b);
     const placed = (await pg.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM scheduler.allocations`)).rows[0]?.n ?? 0;
     rounds.push({ placements: placed, seconds, evalP50: percentile(lat, 50), evalP99: percentile(lat, 99), evals: lat.length });
+    ctx.log(`scheduler-placement round ${round}: the ${jobs} registers took ${registered.toFixed(2)} s of it`);
     ctx.log(
       `scheduler-placement round ${round}: ${placed} placements in ${seconds.toFixed(2)} s = ${(placed / seconds).toFixed(0)} placements/s; ` +
         `evaluation latency p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms over ${lat.length} evaluations`,

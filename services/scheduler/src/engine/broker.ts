@@ -13,7 +13,7 @@ import { TABLES, newId, type Clock, type Db } from '../features/common/common.ty
 import { waitUntilMs } from '../features/evaluations/evaluations.store';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import type { EngineStore } from './engine.store';
-import { processEvaluation, type ProcessorDeps } from './eval-processor';
+import { prepareEvaluation, processEvaluation, type ProcessorDeps } from './eval-processor';
 import { JobLockClient } from './job-lock.store';
 import { CAPACITY_TABLE, type PlanApplier } from './plan-applier';
 import type { WakeSignal } from './wake-signal';
@@ -37,6 +37,8 @@ export interface BrokerDeps {
   pollMs: number;
   /** Base of the retry backoff (ms). */
   backoffMs: number;
+  /** Jobs a worker slot claims and commits together (group commit); 1 = one at a time. */
+  batch: number;
   /** Observes each processed evaluation (benchmarks, tests). */
   onProcessed?: (e: { evalId: string; status: string; placed: number; ms: number }) => void;
 }
@@ -89,48 +91,108 @@ export function createBroker(deps: BrokerDeps) {
     await deps.applier.settle({ eval: failed, blocked: followup, settled: [] });
   }
 
-  /** One claim: true when an evaluation was processed (or failed), false when idle. */
-  async function claimOnce(lock: JobLockClient): Promise<boolean> {
+  interface Claimed {
+    namespace: string;
+    jobId: string;
+    key: string;
+    ev: Evaluation;
+    others: Evaluation[];
+  }
+
+  /** Locks up to `deps.batch` jobs with a ready evaluation (each under its advisory lock). */
+  async function claim(lock: JobLockClient): Promise<Claimed[]> {
     const now = deps.clock.nowMs();
     const candidates = await engineStore.candidates(deps.db, now, 32);
+    const out: Claimed[] = [];
     for (const c of candidates) {
+      if (out.length >= deps.batch) break;
       const key = `${c.namespace}\u0000${c.jobId}`;
       if (localBusy.has(key)) continue;
       localBusy.add(key);
-      let locked = false;
+      let keep = false;
       try {
-        locked = await lock.tryLock(c.namespace, c.jobId);
-        if (!locked) continue;
-        // Read under the lock: anything processed by whoever held it before is settled.
-        const { evals: open, capacityIndex } = await engineStore.openEvalsAndCapacity(deps.db, c.namespace, c.jobId);
-        const ev = chooseEvaluation(open, deps.clock.nowMs(), capacityIndex);
-        if (!ev) continue;
-        const started = Date.now();
+        if (!(await lock.tryLock(c.namespace, c.jobId))) continue;
         try {
+          // Read under the lock: anything processed by whoever held it before is settled.
+          const { evals: open, capacityIndex } = await engineStore.openEvalsAndCapacity(deps.db, c.namespace, c.jobId);
+          const ev = chooseEvaluation(open, deps.clock.nowMs(), capacityIndex);
+          if (!ev) continue;
           const others = open.filter((o) => o.ID !== ev.ID && (o.Status === 'blocked' || (o.CreateIndex < ev.CreateIndex && waitUntilMs(o) <= now)));
-          const r = await processEvaluation(deps.processor, ev, others);
-          failures.delete(ev.ID);
-          logger.debug('evaluation processed', { evalId: ev.ID, jobId: ev.JobID, status: r.status, placed: r.placed, attempts: r.attempts, ms: Date.now() - started });
-          deps.onProcessed?.({ evalId: ev.ID, status: r.status, placed: r.placed, ms: Date.now() - started });
-        } catch (err) {
-          const n = (failures.get(ev.ID) ?? 0) + 1;
-          failures.set(ev.ID, n);
-          if (n >= DELIVERY_LIMIT) {
-            failures.delete(ev.ID);
-            await failDelivery(ev, err).catch((e2: unknown) => logger.error('could not fail evaluation', { evalId: ev.ID, err: String(e2) }));
-          } else {
-            const backoff = Math.min(5_000, deps.backoffMs * 2 ** (n - 1));
-            logger.warn('evaluation failed; retrying', { evalId: ev.ID, attempt: n, backoffMs: backoff, err: err instanceof Error ? err.message : String(err) });
-            await new Promise((r) => setTimeout(r, backoff));
-          }
+          out.push({ namespace: c.namespace, jobId: c.jobId, key, ev, others });
+          keep = true;
+        } finally {
+          if (!keep) await lock.unlock(c.namespace, c.jobId);
         }
-        return true;
       } finally {
-        if (locked) await lock.unlock(c.namespace, c.jobId);
-        localBusy.delete(key);
+        if (!keep) localBusy.delete(key);
       }
     }
-    return false;
+    return out;
+  }
+
+  /** The full path for one evaluation: attempts, retries, backoff, delivery limit. */
+  async function processOne(c: Claimed): Promise<void> {
+    const started = Date.now();
+    try {
+      const r = await processEvaluation(deps.processor, c.ev, c.others);
+      failures.delete(c.ev.ID);
+      logger.debug('evaluation processed', { evalId: c.ev.ID, jobId: c.ev.JobID, status: r.status, placed: r.placed, attempts: r.attempts, ms: Date.now() - started });
+      deps.onProcessed?.({ evalId: c.ev.ID, status: r.status, placed: r.placed, ms: Date.now() - started });
+    } catch (err) {
+      const n = (failures.get(c.ev.ID) ?? 0) + 1;
+      failures.set(c.ev.ID, n);
+      if (n >= DELIVERY_LIMIT) {
+        failures.delete(c.ev.ID);
+        await failDelivery(c.ev, err).catch((e2: unknown) => logger.error('could not fail evaluation', { evalId: c.ev.ID, err: String(e2) }));
+      } else {
+        const backoff = Math.min(5_000, deps.backoffMs * 2 ** (n - 1));
+        logger.warn('evaluation failed; retrying', { evalId: c.ev.ID, attempt: n, backoffMs: backoff, err: err instanceof Error ? err.message : String(err) });
+        await new Promise((r) => setTimeout(r, backoff));
+      }
+    }
+  }
+
+  /**
+   * One claim: true when evaluations were processed (or failed), false when idle. Several
+   * claimed jobs are planned and their first plans committed together (group commit: one
+   * counter lock and one commit for all); any that did not fully commit, or a batch that
+   * failed, goes through the full one-by-one path.
+   */
+  async function claimOnce(lock: JobLockClient): Promise<boolean> {
+    const claimed = await claim(lock);
+    if (claimed.length === 0) return false;
+    try {
+      let rest = claimed;
+      if (claimed.length > 1) {
+        const started = Date.now();
+        const prepared = await Promise.all(claimed.map((c) => prepareEvaluation(deps.processor, c.ev, c.others).catch(() => null)));
+        const batch = claimed.flatMap((c, i) => (prepared[i] ? [{ c, p: prepared[i] }] : []));
+        const done = new Set<string>();
+        if (batch.length > 0) {
+          try {
+            const results = await deps.applier.applyBatch(batch.map((b) => ({ plan: b.p.plan, outcome: b.p.outcome })));
+            results.forEach((r, i) => {
+              const b = batch[i] as (typeof batch)[number];
+              if (!r.full) return;
+              done.add(b.c.ev.ID);
+              failures.delete(b.c.ev.ID);
+              logger.debug('evaluation processed', { evalId: b.c.ev.ID, jobId: b.c.ev.JobID, status: b.p.outcome.eval.Status, placed: r.placed, attempts: 1, batch: batch.length, ms: Date.now() - started });
+              deps.onProcessed?.({ evalId: b.c.ev.ID, status: b.p.outcome.eval.Status, placed: r.placed, ms: Date.now() - started });
+            });
+          } catch (err) {
+            logger.warn('batched plans failed; applying one by one', { err: err instanceof Error ? err.message : String(err) });
+          }
+        }
+        rest = claimed.filter((c) => !done.has(c.ev.ID));
+      }
+      for (const c of rest) await processOne(c);
+      return true;
+    } finally {
+      for (const c of claimed) {
+        await lock.unlock(c.namespace, c.jobId);
+        localBusy.delete(c.key);
+      }
+    }
   }
 
   async function slotLoop(lock: JobLockClient): Promise<void> {

@@ -33,6 +33,8 @@ export interface EngineOptions {
   clock?: Clock;
   /** Evaluations processed concurrently by this process (default 2). */
   workers?: number;
+  /** Jobs a worker slot plans and commits together (default 8; 1 = one at a time). */
+  batch?: number;
   /** Safety poll of the broker and the timers (ms, default 5000). */
   pollMs?: number;
   onProcessed?: BrokerDeps['onProcessed'];
@@ -77,6 +79,7 @@ export function createEngine(options: EngineOptions) {
     workers: options.workers ?? 2,
     pollMs: options.pollMs ?? 5_000,
     backoffMs: 100,
+    batch: options.batch ?? 8,
     ...(options.onProcessed ? { onProcessed: options.onProcessed } : {}),
   });
 

@@ -98,6 +98,14 @@ export async function loadSnapshot(deps: ProcessorDeps, namespace: string, jobId
   return { index: raw.index, nowMs: deps.clock.nowMs(), job: raw.job, allocs: raw.allocs, deployment: raw.deployment, nodes, usage: raw.usage };
 }
 
+/** The first attempt's plan and outcome, for a batch (broker.ts); null for an evaluation type no scheduler handles. */
+export async function prepareEvaluation(deps: ProcessorDeps, ev: Evaluation, others: readonly Evaluation[]): Promise<{ plan: Plan; outcome: EvalOutcome } | null> {
+  if (!SCHEDULER_TYPES.includes(ev.Type)) return null;
+  const snap = await loadSnapshot(deps, ev.Namespace, ev.JobID);
+  const plan = computePlan(snap, ev);
+  return { plan, outcome: outcomeFor(ev, plan, snap.index, others) };
+}
+
 /** Processes `ev` (its job's lock is held by the caller); `others`: the job's other open evaluations. */
 export async function processEvaluation(deps: ProcessorDeps, ev: Evaluation, others: readonly Evaluation[]): Promise<ProcessResult> {
   if (!SCHEDULER_TYPES.includes(ev.Type)) {

@@ -9,7 +9,7 @@
 //   - a node no longer fits what the plan places there (other jobs' placements), or is no
 //     longer schedulable: that node's placements are dropped (a partial commit).
 // A stale or partial plan leaves the evaluation open: the worker plans again (refresh).
-import type { StateStore } from '@selfstack/state';
+import type { StateEventInput, StateStore } from '@selfstack/state';
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { Allocation } from '../features/allocations/allocations.types';
 import { TABLES, nowNanos, type Clock, type Db } from '../features/common/common.types';
@@ -119,13 +119,19 @@ export function createPlanApplier(deps: PlanApplierDeps) {
    * Commits the plan (what still fits) and, when all of it fits, the evaluation's outcome.
    * `outcome` null: the plan is committed without settling the evaluation.
    */
-  async function apply(input: Plan, outcome: EvalOutcome | null): Promise<ApplyResult> {
+  function tablesFor(input: Plan): string[] {
     const tables: string[] = [TABLES.allocs, TABLES.evals, TABLES.jobs, TABLES.jobSummary];
     if (input.deployment || input.deploymentUpdates.length > 0) tables.push(TABLES.deployments, TABLES.jobVersions);
     // Stops free capacity: blocked evaluations computed before this write may now fit.
     if (input.stop.length > 0) tables.push(CAPACITY_TABLE);
+    return tables;
+  }
+
+  /** One plan inside an open write (apply, applyBatch). */
+  async function applyIn(w: { tx: Db; index: number; emit: (e: StateEventInput) => void }, input: Plan, outcome: EvalOutcome | null): Promise<{ full: boolean; stale: boolean; placed: number; rejected: string[] }> {
+    const { tx, index, emit } = w;
     const ev = input.eval;
-    const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
+    {
       const now = nowNanos(deps.clock);
       const check = await engineStore.planCheck(tx, ev.Namespace, ev.JobID, input.snapshotIndex, [...new Set(input.place.map((a) => a.NodeID))]);
       if (input.job && check.jobModifyIndex !== input.jobModifyIndex) return { full: false, stale: true, placed: 0, rejected: [] as string[] };
@@ -184,8 +190,27 @@ export function createPlanApplier(deps: PlanApplierDeps) {
       for (const e of evalWrites) emit(evalEvent('EvaluationUpdated', e));
       await refreshJobState(deps, { tx, index, emit }, ev.Namespace, ev.JobID, 'PlanResult', queued);
       return { full, stale: false, placed: plan.place.length, rejected: [...rejected] };
-    });
+    }
+  }
+
+  async function apply(input: Plan, outcome: EvalOutcome | null): Promise<ApplyResult> {
+    const { index, result } = await state.withWrite(tablesFor(input), (w) => applyIn(w, input, outcome));
     return { full: result.full, stale: result.stale, placed: result.placed, rejectedNodes: result.rejected, index };
+  }
+
+  /**
+   * Several plans (of different jobs, each under its own lock) in one write: one counter
+   * lock, one commit for all (group commit). Each is re-checked in turn, so a later plan
+   * sees what the earlier ones placed.
+   */
+  async function applyBatch(items: ReadonlyArray<{ plan: Plan; outcome: EvalOutcome | null }>): Promise<ApplyResult[]> {
+    const tables = [...new Set(items.flatMap((i) => tablesFor(i.plan)))];
+    const { index, result } = await state.withWrite(tables, async (w) => {
+      const out: Array<{ full: boolean; stale: boolean; placed: number; rejected: string[] }> = [];
+      for (const i of items) out.push(await applyIn(w, i.plan, i.outcome));
+      return out;
+    });
+    return result.map((r) => ({ full: r.full, stale: r.stale, placed: r.placed, rejectedNodes: r.rejected, index }));
   }
 
   /** The blocked evaluation to create and the others to settle (still open ones only). */
@@ -230,7 +255,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
     return index;
   }
 
-  return { apply, settle };
+  return { apply, applyBatch, settle };
 }
 
 export type PlanApplier = ReturnType<typeof createPlanApplier>;
