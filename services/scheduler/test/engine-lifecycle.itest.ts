@@ -161,3 +161,36 @@ describe('batch job', () => {
     expect((await job('report'))['Status']).toBe('dead');
   });
 });
+
+describe('client updates with ACLs enabled', () => {
+  it('accept the node SecretID or a management token, and nothing else', async () => {
+    const acl = h.appWith({ aclEnabled: true });
+    const node = await readyNode(h.app);
+    const reg = await request(h.app).put('/v1/jobs').send({ Job: { ID: 'acl-job', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker', Resources: { CPU: 100, MemoryMB: 64 } }] }] } });
+    expect(reg.status).toBe(200);
+    await waitFor('placed', async () => ((await allocsOf('acl-job')).length === 1 ? true : undefined));
+    const [a] = await allocsOf('acl-job');
+    const body = { Allocs: [{ ID: (a as JsonObject)['ID'], ClientStatus: 'running' }] };
+    const owner = allNodes.get(String((a as JsonObject)['NodeID'])) as TestNode;
+    const anonymous = await request(acl).post(`/v1/internal/node/${owner.id}/allocations`).send(body);
+    expect(anonymous.status).toBe(403);
+    expect(anonymous.text).toBe('Permission denied');
+    const unknown = await request(acl).post(`/v1/internal/node/${owner.id}/allocations`).set('X-Nomad-Token', randomUUID()).send(body);
+    expect(unknown.status).toBe(403);
+    expect(unknown.text).toBe('ACL token not found');
+    // Another node's secret is a known secret, but not this node's.
+    if (node.id !== owner.id) {
+      const other = await request(acl).post(`/v1/internal/node/${owner.id}/allocations`).set('X-Nomad-Token', node.secret).send(body);
+      expect(other.status).toBe(403);
+    }
+    const bySecret = await request(acl).post(`/v1/internal/node/${owner.id}/allocations`).set('Authorization', `Bearer ${owner.secret}`).send(body);
+    expect(bySecret.status).toBe(200);
+    const boot = await request(acl).put('/v1/acl/bootstrap').send({});
+    expect(boot.status).toBe(200);
+    const byManagement = await request(acl).post(`/v1/internal/node/${owner.id}/allocations`).set('X-Nomad-Token', String(boot.body.SecretID)).send({ Allocs: [{ ID: (a as JsonObject)['ID'], ClientStatus: 'complete' }] });
+    expect(byManagement.status).toBe(200);
+    // The node secret grants nothing else.
+    const read = await request(acl).get('/v1/jobs').set('X-Nomad-Token', owner.secret);
+    expect(read.status).toBe(403);
+  });
+});
