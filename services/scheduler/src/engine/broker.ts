@@ -104,6 +104,20 @@ export function createBroker(deps: BrokerDeps) {
     const now = deps.clock.nowMs();
     const candidates = await engineStore.candidates(deps.db, now, 32);
     const out: Claimed[] = [];
+    try {
+      await claimInto(lock, candidates, now, out);
+    } catch (err) {
+      // The lock connection failed (its locks went with it): forget what was claimed.
+      for (const c of out) {
+        await lock.unlock(c.namespace, c.jobId);
+        localBusy.delete(c.key);
+      }
+      throw err;
+    }
+    return out;
+  }
+
+  async function claimInto(lock: JobLockClient, candidates: Array<{ namespace: string; jobId: string }>, now: number, out: Claimed[]): Promise<void> {
     for (const c of candidates) {
       if (out.length >= deps.batch) break;
       const key = `${c.namespace}\u0000${c.jobId}`;
@@ -127,7 +141,6 @@ export function createBroker(deps: BrokerDeps) {
         if (!keep) localBusy.delete(key);
       }
     }
-    return out;
   }
 
   /** The full path for one evaluation: attempts, retries, backoff, delivery limit. */

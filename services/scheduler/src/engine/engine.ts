@@ -137,8 +137,10 @@ export function createEngine(options: EngineOptions) {
       if (timer) clearTimeout(timer);
       timer = null;
       await ticking;
-      await broker.stop();
+      // Stop claiming first, then release the slots sleeping on wake-ups.
+      const stopping = broker.stop();
       await wake?.close();
+      await stopping;
       wake = null;
     },
     /** Runs the timers once now (tests with a controlled clock). */

@@ -41,8 +41,15 @@ export class JobLockClient {
   /** Takes the job's lock if nobody holds it. */
   async tryLock(namespace: string, jobId: string): Promise<boolean> {
     const c = await this.connection();
-    const r = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('scheduler.job'), hashtext($1)) AS ok`, [`${namespace}/${jobId}`]);
-    return r.rows[0]?.ok === true;
+    try {
+      const r = await c.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('scheduler.job'), hashtext($1)) AS ok`, [`${namespace}/${jobId}`]);
+      return r.rows[0]?.ok === true;
+    } catch (err) {
+      // A broken connection holds no locks: drop it, the next claim opens a new one.
+      if (this.client === c) this.client = null;
+      await c.end().catch(() => undefined);
+      throw err;
+    }
   }
 
   async unlock(namespace: string, jobId: string): Promise<void> {
