@@ -33,6 +33,9 @@ import { createNamespaceStore } from './features/namespaces/namespaces.store';
 import { nodePaths } from './features/nodes/nodes.paths';
 import { createNodeService } from './features/nodes/nodes.service';
 import { createNodeStore } from './features/nodes/nodes.store';
+import { createEngineServices } from './engine/engine-services';
+import { enginePaths } from './engine/engine.paths';
+import { jobOperationPaths } from './features/jobs/job-operations.paths';
 import { regionForwarder } from './http/forward';
 import { respond } from './http/reply';
 import { buildExtra, type RequestExtra } from './http/request-context';
@@ -76,10 +79,13 @@ export function buildApp(deps: AppDeps): Express {
   const namespaceStore = createNamespaceStore();
   const aclStore = createAclStore();
 
-  const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock });
+  // Scheduling engine (issue 25): request-side services; the broker runs from main.ts.
+  const engine = createEngineServices({ ...s, clock, aclEnabled: config.aclEnabled, region: config.region, logger: deps.logger });
+  const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock, isNodeSecret: engine.isNodeSecret });
   const jobs = createJobService({ ...s, jobStore, evalStore, allocStore, deploymentStore, namespaceStore, clock, region: config.region });
   const nodes = createNodeService({
     ...s,
+    onNodeChange: engine.onNodeChange,
     nodeStore,
     allocStore,
     clock,
@@ -89,7 +95,7 @@ export function buildApp(deps: AppDeps): Express {
   });
   const allocs = createAllocationService({ ...s, allocStore, evalStore, clock });
   const evals = createEvaluationService({ ...s, evalStore, allocStore });
-  const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock });
+  const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock, watcher: engine.watcher });
   const namespaces = createNamespaceService({ ...s, namespaceStore, jobStore, region: config.region });
   const eventStream = createEventStreamService({
     state,
@@ -107,6 +113,8 @@ export function buildApp(deps: AppDeps): Express {
     ...namespacePaths(namespaces),
     ...aclPaths(acl),
     ...eventPaths(eventStream),
+    ...enginePaths(engine.clientUpdates),
+    ...jobOperationPaths(engine.jobOperations),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

@@ -44,6 +44,12 @@ export const schedulerEnvSchema = z.object({
     (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : v.trim().toLowerCase() === 'auto' ? 'auto' : Number(v)) : v),
     z.union([z.literal('auto'), z.number({ message: 'must be a whole number from 1 to 64, or auto' }).int().min(1).max(64)]).default(1),
   ),
+  // Evaluations this process schedules concurrently (docs/scheduler.md "Scheduling");
+  // 0 = this process serves the API only and leaves scheduling to other replicas.
+  SCHEDULER_ENGINE_WORKERS: z.preprocess(
+    (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : Number(v)) : v),
+    z.number({ message: 'must be a whole number from 0 to 64' }).int().min(0).max(64).default(2),
+  ),
   // Quiet time (ms) after which a process holding many blocking queries collects V8's young
   // generation (libs/http-kit idle-gc.ts; docs/scheduler.md "Configuration"); 0 = off.
   SCHEDULER_IDLE_GC_MS: z.preprocess(

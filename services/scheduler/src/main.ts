@@ -12,6 +12,7 @@ import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
 import { startEventLogPruner } from './features/events/event-log-pruner';
+import { createEngine } from './engine/engine';
 import type { Db } from './features/common/common.types';
 import { idleGcOptions, loadSchedulerEnv } from './config';
 
@@ -65,6 +66,11 @@ async function main(): Promise<void> {
     logger,
     retention: { keepEvents: env.SCHEDULER_EVENT_RETENTION_EVENTS, maxAgeMs: env.SCHEDULER_EVENT_RETENTION_AGE, intervalMs: env.SCHEDULER_EVENT_PRUNE_INTERVAL },
   });
+  // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
+  const engine = env.SCHEDULER_ENGINE_WORKERS > 0
+    ? createEngine({ prisma, state, bus, logger, databaseUrl: env.DATABASE_URL, workers: env.SCHEDULER_ENGINE_WORKERS })
+    : null;
+  await engine?.start();
   const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
   const listener = await createListener(app, {
     port: env.PORT,
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
     beforeDrain: [{ name: 'event streams', close: () => stopping.abort() }],
     closers: [
       { name: 'event log pruner', close: async () => pruner.stop() },
+      ...(engine ? [{ name: 'engine', close: () => engine.stop() }] : []),
       { name: 'state', close: () => state.close() },
       { name: 'bus', close: () => bus.close() },
       { name: 'prisma', close: () => prisma.$disconnect() },

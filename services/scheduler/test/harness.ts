@@ -13,10 +13,13 @@ import type { Db, JsonObject } from '../src/features/common/common.types';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
 import type { Allocation } from '../src/features/allocations/allocations.types';
 import { createDeploymentStore } from '../src/features/deployments/deployments.store';
+import { createEngine, type Engine, type EngineOptions } from '../src/engine/engine';
 import type { Deployment } from '../src/features/deployments/deployments.types';
 
 export interface Harness {
   app: Express;
+  /** Starts a scheduling engine (broker + timers) over this harness's database and bus. */
+  startEngine(options?: Partial<Omit<EngineOptions, 'prisma' | 'state' | 'bus' | 'logger' | 'databaseUrl'>>): Promise<Engine>;
   prisma: PrismaClient;
   state: StateStore<Db>;
   bus: Bus;
@@ -43,13 +46,20 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
   const db = await createTestDatabase();
   const prisma = createPrismaClient({ url: db.url, poolSize: 20 });
   const prefix = testRedisPrefix();
-  const logger = createLogger({ service: 'scheduler-test', silent: true });
+  const logger = createLogger({ service: 'scheduler-test', silent: process.env['SCHEDULER_TEST_LOG'] !== '1' });
   const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
   const appWith = (c: Partial<SchedulerConfig>) => buildApp({ prisma, state, logger, config: { ...BASE_CONFIG, ...config, ...c } });
+  const engines: Engine[] = [];
   return {
     app: appWith({}),
+    async startEngine(options = {}) {
+      const engine = createEngine({ prisma, state, bus, logger, databaseUrl: db.url, pollMs: 1000, ...options });
+      await engine.start();
+      engines.push(engine);
+      return engine;
+    },
     prisma,
     state,
     bus,
@@ -70,6 +80,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       };
     },
     async close() {
+      await Promise.all(engines.map((e) => e.stop()));
       await state.close();
       await bus.close();
       await prisma.$disconnect();
@@ -199,4 +210,57 @@ export function expectPlain(res: request.Response, status: number, text: string)
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^text\/plain/);
   expect(res.text).toBe(text);
+}
+
+export interface TestNode {
+  id: string;
+  secret: string;
+}
+
+/** A client node registered `ready` with resources and the docker and exec drivers. */
+export async function registerReadyNode(app: Express, fields: JsonObject = {}): Promise<TestNode> {
+  const id = (typeof fields['ID'] === 'string' ? fields['ID'] : undefined) ?? randomUUID();
+  const secret = randomUUID();
+  const res = await request(app)
+    .put('/v1/internal/node/register')
+    .send({
+      Node: {
+        ID: id,
+        SecretID: secret,
+        Name: `node-${id.slice(0, 8)}`,
+        Datacenter: 'dc1',
+        Status: 'ready',
+        Attributes: { 'kernel.name': 'linux', 'cpu.arch': 'amd64' },
+        NodeResources: { Cpu: { CpuShares: 4000 }, Memory: { MemoryMB: 8192 }, Disk: { DiskMB: 100_000 } },
+        Drivers: { docker: { Detected: true, Healthy: true }, exec: { Detected: true, Healthy: true } },
+        ...fields,
+      },
+    });
+  if (res.status !== 200) throw new Error(`register node: ${res.status} ${res.text}`);
+  return { id, secret };
+}
+
+/** Client status reports from a node (POST /v1/internal/node/:id/allocations). */
+export function reportAllocs(app: Express, node: TestNode, updates: JsonObject[]) {
+  return request(app).post(`/v1/internal/node/${node.id}/allocations`).set('X-Nomad-Token', node.secret).send({ Allocs: updates });
+}
+
+/** Waits for an evaluation to reach one of `statuses` and returns it. */
+export async function waitForEval(app: Express, id: string, statuses: readonly string[] = ['complete'], timeoutMs = 20_000): Promise<JsonObject> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  while (Date.now() < deadline) {
+    const r = await request(app).get(`/v1/evaluation/${id}`);
+    last = r.body;
+    if (r.status === 200 && statuses.includes(String(r.body.Status))) return r.body as JsonObject;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`evaluation ${id} did not reach ${statuses.join('/')}: ${JSON.stringify(last)}`);
+}
+
+/** The allocations of a job (all versions). */
+export async function jobAllocs(app: Express, jobId: string): Promise<JsonObject[]> {
+  const res = await request(app).get(`/v1/job/${encodeURIComponent(jobId)}/allocations`);
+  if (res.status !== 200) throw new Error(`allocations of ${jobId}: ${res.status} ${res.text}`);
+  return res.body as JsonObject[];
 }

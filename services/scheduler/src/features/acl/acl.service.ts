@@ -19,6 +19,8 @@ export interface AclServiceDeps extends SchedulerState {
   aclStore: AclStore;
   enabled: boolean;
   clock: Clock;
+  /** Is this sha256 a node's SecretID? Client agents authenticate with it (issue 25). */
+  isNodeSecret?: (secretHash: string) => Promise<boolean>;
 }
 
 const ANONYMOUS = 'anonymous';
@@ -117,7 +119,11 @@ export function createAclService(deps: AclServiceDeps) {
         return { acl: Acl.fromPolicies(anon ? await rulesOf([anon]) : []), token: null };
       }
       const token = await aclStore.getTokenBySecretHash(prisma, sha256Hex(secret));
-      if (!token) throw new ForbiddenError('ACL token not found');
+      if (!token) {
+        // A client agent's node SecretID: no ACL capabilities; node routes check it themselves.
+        if (deps.isNodeSecret && (await deps.isNodeSecret(sha256Hex(secret)))) return { acl: Acl.fromPolicies([]), token: null };
+        throw new ForbiddenError('ACL token not found');
+      }
       if (token.ExpirationTime !== null && Date.parse(token.ExpirationTime) <= deps.clock.nowMs()) {
         throw new ForbiddenError('ACL token expired');
       }

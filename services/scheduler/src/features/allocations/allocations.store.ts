@@ -1,7 +1,7 @@
 // Allocations in Postgres (scheduler.allocations), listed by CreateIndex (reference §0.3).
 import type { Prisma } from '@selfstack/db';
 import type { Db } from '../common/common.types';
-import type { Allocation } from './allocations.types';
+import { allocResourceTotals, type Allocation } from './allocations.types';
 
 export interface AllocListQuery {
   namespaces: readonly string[] | null;
@@ -50,6 +50,10 @@ export function createAllocationStore(): AllocationStore {
         nodeId: a.NodeID,
         evalId: a.EvalID,
         deploymentId: a.DeploymentID,
+        // Copied for the engine's per-node usage sums (engine/engine.store.ts).
+        desiredStatus: a.DesiredStatus,
+        clientStatus: a.ClientStatus,
+        ...allocResourceTotals(a),
         data: a as unknown as Prisma.InputJsonValue,
         createIndex: BigInt(a.CreateIndex),
         modifyIndex: BigInt(a.ModifyIndex),

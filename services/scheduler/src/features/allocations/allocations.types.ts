@@ -24,6 +24,18 @@ export type Allocation = JsonObject & {
   ModifyTime: number;
 };
 
+/** CPU (MHz), memory and disk (MB) an allocation holds on its node (its AllocatedResources). */
+export function allocResourceTotals(a: Allocation): { cpu: number; memoryMb: number; diskMb: number } {
+  const ar = (a['AllocatedResources'] ?? null) as { Tasks?: Record<string, { Cpu?: { CpuShares?: number }; Memory?: { MemoryMB?: number } }>; Shared?: { DiskMB?: number } } | null;
+  let cpu = 0;
+  let memoryMb = 0;
+  for (const t of Object.values(ar?.Tasks ?? {})) {
+    cpu += Number(t.Cpu?.CpuShares ?? 0) || 0;
+    memoryMb += Number(t.Memory?.MemoryMB ?? 0) || 0;
+  }
+  return { cpu, memoryMb, diskMb: Number(ar?.Shared?.DiskMB ?? 0) || 0 };
+}
+
 export function isTerminalAlloc(a: Allocation): boolean {
   return a.DesiredStatus === 'stop' || a.DesiredStatus === 'evict' || ['complete', 'failed', 'lost'].includes(a.ClientStatus);
 }

@@ -6,7 +6,8 @@ import { denied } from '../acl/acl.service';
 import type { AllocationStore } from '../allocations/allocations.store';
 import { allocEvent } from '../allocations/allocations.service';
 import { allocStub, type Allocation } from '../allocations/allocations.types';
-import { nowNanos, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
+import type { StateEventInput } from '@selfstack/state';
+import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
 import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
 import type { EvaluationStore } from '../evaluations/evaluations.store';
@@ -18,7 +19,30 @@ import type { QueryOptions } from '../query/query.types';
 import type { DeploymentStore } from './deployments.store';
 import { isActiveDeployment, type Deployment, type DeploymentUpdateResponse } from './deployments.types';
 
+/** What the scheduling engine's deployment watcher does for these routes (issue 25). */
+export interface DeploymentWatcherHooks {
+  onHealth(
+    w: { tx: Db; index: number; emit: (e: StateEventInput) => void },
+    deploymentId: string,
+    changes: ReadonlyArray<{ before: Allocation; after: Allocation }>,
+    allocs: ReadonlyMap<string, Allocation>,
+  ): Promise<Handled | null>;
+  fail(w: { tx: Db; index: number; emit: (e: StateEventInput) => void }, d: Deployment, description: string): Promise<Handled>;
+}
+
+/** A change the watcher wrote itself (deployment, events, evaluation). */
+export interface Handled {
+  deployment: Deployment;
+  revertedVersion: number | null;
+  evalId: string;
+}
+
+function isHandled(v: Deployment | Handled): v is Handled {
+  return 'deployment' in v && 'evalId' in v;
+}
+
 export interface DeploymentServiceDeps extends SchedulerState {
+  watcher?: DeploymentWatcherHooks;
   deploymentStore: DeploymentStore;
   allocStore: AllocationStore;
   evalStore: EvaluationStore;
@@ -51,22 +75,30 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     acl: Acl,
     action: Action,
     eventType: string,
-    change: (d: Deployment, index: number, tx: Parameters<DeploymentStore['put']>[0], emit: (e: ReturnType<typeof allocEvent>) => void) => Promise<Deployment>,
+    change: (d: Deployment, index: number, tx: Parameters<DeploymentStore['put']>[0], emit: (e: StateEventInput) => void) => Promise<Deployment | Handled>,
   ): Promise<DeploymentUpdateResponse> {
     const current = await deploymentStore.get(deps.prisma, id);
     if (!current) throw new NotFoundError('deployment not found');
     if (!acl.allowNamespaceOperation(current.Namespace, 'submit-job')) throw denied();
-    const tables = [TABLES.deployments, TABLES.evals, TABLES.jobs, ...(action === 'alloc-health' ? [TABLES.allocs] : [])];
+    const tables = [TABLES.deployments, TABLES.evals, TABLES.jobs, TABLES.jobSummary, TABLES.jobVersions, ...(action === 'alloc-health' ? [TABLES.allocs] : [])];
     const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
       const d = await deploymentStore.get(tx, id);
       if (!d) throw new NotFoundError('deployment not found');
       if (!isActiveDeployment(d)) throw new BadRequestError(TERMINAL_MESSAGES[action]);
-      const next = { ...(await change(d, index, tx, emit)), ModifyIndex: index, ModifyTime: nowNanos(deps.clock) };
-      await deploymentStore.put(tx, next);
-      emit(deploymentEvent(eventType, next));
+      const changed = await change(d, index, tx, emit);
       const rec = await deps.jobStore.get(tx, d.Namespace, d.JobID);
       let ev: Evaluation | null = null;
-      if (rec && action !== 'pause') {
+      let reverted: number | null = null;
+      if (isHandled(changed)) {
+        // The engine's watcher wrote the deployment, its events and evaluation.
+        reverted = changed.revertedVersion;
+        ev = changed.evalId !== '' ? await evalStore.get(tx, changed.evalId) : null;
+      } else {
+        const next = { ...changed, ModifyIndex: index, ModifyTime: nowNanos(deps.clock) };
+        await deploymentStore.put(tx, next);
+        emit(deploymentEvent(eventType, next));
+      }
+      if (rec && action !== 'pause' && !isHandled(changed)) {
         ev = newEvaluation(
           {
             namespace: d.Namespace,
@@ -83,19 +115,20 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         await evalStore.put(tx, ev);
         emit(evalEvent(eventType, ev));
       }
-      if (rec) {
-        const refreshed = await refreshJobStatus(deps, tx, rec.job);
-        if (refreshed.Status !== rec.job.Status) {
-          await deps.jobStore.put(tx, { job: { ...refreshed, ModifyIndex: index }, summary: rec.summary });
+      const latest = await deps.jobStore.get(tx, d.Namespace, d.JobID);
+      if (latest) {
+        const refreshed = await refreshJobStatus(deps, tx, latest.job);
+        if (refreshed.Status !== latest.job.Status) {
+          await deps.jobStore.put(tx, { job: { ...refreshed, ModifyIndex: index }, summary: latest.summary });
         }
       }
-      return ev;
+      return { ev, reverted };
     });
     return {
-      EvalID: result?.ID ?? '',
-      EvalCreateIndex: result ? index : 0,
+      EvalID: result.ev?.ID ?? '',
+      EvalCreateIndex: result.ev ? index : 0,
       DeploymentModifyIndex: index,
-      RevertedJobVersion: null,
+      RevertedJobVersion: result.reverted,
       Index: index,
       LastContact: 0,
       KnownLeader: false,
@@ -137,7 +170,11 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
     },
 
     fail(id: string, acl: Acl) {
-      return act(id, acl, 'fail', 'DeploymentStatusUpdate', async (d) => ({ ...d, Status: 'failed', StatusDescription: 'Deployment marked as failed' }));
+      return act(id, acl, 'fail', 'DeploymentStatusUpdate', async (d, index, tx, emit) => {
+        // The watcher rolls back to the last stable version when auto_revert is set.
+        if (deps.watcher) return deps.watcher.fail({ tx, index, emit }, d, 'Deployment marked as failed');
+        return { ...d, Status: 'failed', StatusDescription: 'Deployment marked as failed' };
+      });
     },
 
     pause(id: string, pause: boolean, acl: Acl) {
@@ -172,6 +209,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         const ids = [...healthy, ...unhealthy];
         if (ids.length === 0) throw new BadRequestError('must specify at least one healthy/unhealthy allocation ID');
         const allocs = new Map((await allocStore.getMany(tx, ids)).map((a) => [a.ID, a]));
+        const changes: Array<{ before: Allocation; after: Allocation }> = [];
         const taskGroups = { ...d.TaskGroups };
         for (const [list, isHealthy] of [[healthy, true], [unhealthy, false]] as const) {
           for (const allocId of list) {
@@ -186,6 +224,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
             };
             await allocStore.put(tx, next);
             emit(allocEvent('DeploymentAllocHealth', next));
+            changes.push({ before: a, after: next });
             const tg = taskGroups[a.TaskGroup];
             if (tg && was !== isHealthy) {
               taskGroups[a.TaskGroup] = {
@@ -195,6 +234,12 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
               };
             }
           }
+        }
+        if (deps.watcher) {
+          // The engine's watcher counts, fails (auto-revert), auto-promotes and continues.
+          const all = new Map((await allocStore.where(tx, { deploymentId: d.ID })).map((a) => [a.ID, a]));
+          const handled = await deps.watcher.onHealth({ tx, index, emit }, d.ID, changes, all);
+          if (handled) return handled;
         }
         if (unhealthy.length > 0) {
           return { ...d, TaskGroups: taskGroups, Status: 'failed', StatusDescription: 'Failed due to unhealthy allocations' };

@@ -3,6 +3,14 @@ import type { Prisma } from '@selfstack/db';
 import type { Db } from '../common/common.types';
 import type { Evaluation } from './evaluations.types';
 
+/** WaitUntil as Unix milliseconds (0 when unset or Go's zero time). */
+export function waitUntilMs(ev: Evaluation): number {
+  const w = ev['WaitUntil'];
+  if (typeof w !== 'string' || w === '' || w.startsWith('0001-')) return 0;
+  const ms = Date.parse(w);
+  return Number.isFinite(ms) ? ms : 0;
+}
+
 export interface EvalListQuery {
   namespaces: readonly string[] | null;
   prefix: string;
@@ -42,6 +50,10 @@ export function createEvaluationStore(): EvaluationStore {
         namespace: ev.Namespace,
         jobId: ev.JobID,
         status: ev.Status,
+        // Read by the engine's broker (engine/broker.ts) without parsing data.
+        priority: ev.Priority,
+        readyAt: BigInt(waitUntilMs(ev)),
+        snapshotIndex: BigInt(Number(ev['SnapshotIndex'] ?? 0) || 0),
         data: ev as unknown as Prisma.InputJsonValue,
         createIndex: BigInt(ev.CreateIndex),
         modifyIndex: BigInt(ev.ModifyIndex),

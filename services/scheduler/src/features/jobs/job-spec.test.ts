@@ -23,7 +23,7 @@ describe('canonicalizeJob', () => {
 describe('validateJob', () => {
   it('reports problems in go-multierror format', () => {
     expect(multiError(['a'])).toBe('1 error occurred:\n\t* a\n\n');
-    const job = canonicalizeJob({ ID: 'x y', Priority: 101, TaskGroups: [{ Name: 'g', Tasks: [] }, { Name: 'g', Tasks: [{ Name: 't', Driver: 'd' }] }] }, ctx);
+    const job = canonicalizeJob({ ID: 'x y', Priority: 101, TaskGroups: [{ Name: 'g', Tasks: [] }, { Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] }, ctx);
     expect(validateJob(job)).toBe(
       multiError([
         'Job ID contains a space',

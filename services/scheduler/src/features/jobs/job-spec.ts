@@ -3,6 +3,7 @@
 import { BadRequestError } from '@selfstack/errors';
 import { asObject, type JsonObject } from '../common/common.types';
 import type { Job, JobSummary, TaskGroupSummary } from './jobs.types';
+import { validateSchedulingGroup, validateSchedulingJob } from '../../engine/spec-validation';
 
 export const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'] as const;
 
@@ -176,7 +177,8 @@ function validateTask(task: JsonObject): string[] {
   return errs;
 }
 
-function validateGroup(group: JsonObject, jobType: string): string[] {
+function validateGroup(group: JsonObject, job: Job): string[] {
+  const jobType = job.Type;
   const errs: string[] = [];
   const count = group['Count'];
   if (typeof count === 'number' && count < 0) errs.push('Task group count can\'t be negative');
@@ -214,6 +216,8 @@ export function validateJob(job: Job): string | null {
     if (typeof dc !== 'string' || dc === '') errs.push('Job datacenter must be non-empty string');
   }
   if (job.TaskGroups.length === 0) errs.push('Missing job task groups');
+  // Scheduling parts (issue 25): constraints, affinities, spreads, update, periodic, parameterized.
+  errs.push(...validateSchedulingJob(job));
   const seen = new Map<string, number>();
   job.TaskGroups.forEach((group, i) => {
     const name = typeof group['Name'] === 'string' ? group['Name'] : '';
@@ -223,7 +227,7 @@ export function validateJob(job: Job): string | null {
       if (prev !== undefined) errs.push(`Job task group ${i + 1} redefines '${name}' from group ${prev + 1}`);
       else seen.set(name, i);
     }
-    const groupErrs = validateGroup(group, job.Type);
+    const groupErrs = [...validateGroup(group, job), ...validateSchedulingGroup(job, group)];
     if (groupErrs.length > 0) errs.push(`Task group ${name} validation failed: ${multiError(groupErrs)}`);
   });
   return errs.length === 0 ? null : multiError(errs);
@@ -271,8 +275,16 @@ export function jobSpecChanged(previous: JsonObject, next: JsonObject): boolean 
 }
 
 export function isPeriodicOrParameterized(job: Job): boolean {
-  return (job.Periodic !== null && job.Periodic !== undefined && asObject(job.Periodic)['Enabled'] !== false) ||
-    (job.ParameterizedJob !== null && job.ParameterizedJob !== undefined);
+  return isPeriodic(job) || isParameterized(job);
+}
+
+export function isPeriodic(job: JsonObject): boolean {
+  return job['Periodic'] !== null && job['Periodic'] !== undefined && asObject(job['Periodic'])['Enabled'] !== false;
+}
+
+/** Job.IsParameterized: a dispatched child keeps the block but is not itself parameterized. */
+export function isParameterized(job: JsonObject): boolean {
+  return job['ParameterizedJob'] !== null && job['ParameterizedJob'] !== undefined && job['Dispatched'] !== true;
 }
 
 function emptyGroupSummary(): TaskGroupSummary {
@@ -309,7 +321,7 @@ export function jobStub(job: Job, summary: JobSummary, withMeta: boolean): JsonO
     Type: job.Type,
     Priority: job.Priority,
     Periodic: job.Periodic !== null && job.Periodic !== undefined,
-    ParameterizedJob: job.ParameterizedJob !== null && job.ParameterizedJob !== undefined,
+    ParameterizedJob: isParameterized(job),
     Stop: job.Stop,
     Status: job.Status,
     StatusDescription: job.StatusDescription,

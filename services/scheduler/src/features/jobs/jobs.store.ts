@@ -53,6 +53,7 @@ export function createJobStore(): JobStore {
         createIndex: BigInt(job.CreateIndex),
         modifyIndex: BigInt(job.ModifyIndex),
         jobModifyIndex: BigInt(job.JobModifyIndex),
+        parentId: typeof job['ParentID'] === 'string' ? job['ParentID'] : '',
       };
       await tx.schedulerJob.upsert({
         where: { namespace_id: { namespace: job.Namespace, id: job.ID } },

@@ -1,6 +1,7 @@
 // Nodes (reference §2): the internal registration route client agents use, list/read,
 // drain and eligibility. Node events carry Topic `Node`, Key = node ID, FilterKeys null.
 import { timingSafeEqual } from 'node:crypto';
+import type { StateEventInput } from '@selfstack/state';
 import { BadRequestError, NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
@@ -14,7 +15,16 @@ import type { Paged } from '../jobs/jobs.service';
 import type { NodeStore } from './nodes.store';
 import { nodeStub, type Node, type NodeUpdateResponse } from './nodes.types';
 
+/** Called inside a node write (scheduling engine, issue 25): creates the evaluations the
+ * change calls for and returns their IDs. */
+export type NodeChangeHook = (
+  w: { tx: Parameters<NodeStore['put']>[0]; index: number; emit: (e: StateEventInput) => void },
+  before: Node | null,
+  after: Node,
+) => Promise<string[]>;
+
 export interface NodeServiceDeps extends SchedulerState {
+  onNodeChange?: NodeChangeHook;
   nodeStore: NodeStore;
   allocStore: AllocationStore;
   clock: Clock;
@@ -37,7 +47,7 @@ function nodeEventEntry(message: string, index: number, clock: Clock, details: J
 }
 
 function updateResponse(index: number, evalIds: string[] = []): NodeUpdateResponse {
-  return { NodeModifyIndex: index, EvalIDs: evalIds, EvalCreateIndex: 0, Index: index, LastContact: 0, KnownLeader: false, NextToken: '' };
+  return { NodeModifyIndex: index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? index : 0, Index: index, LastContact: 0, KnownLeader: false, NextToken: '' };
 }
 
 function safeEqual(a: string, b: string): boolean {
@@ -57,15 +67,18 @@ export function createNodeService(deps: NodeServiceDeps) {
     return matches.length === 1 ? (matches[0] as Node) : null;
   }
 
+  const nodeTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals] : [TABLES.nodes];
+
   async function mutate(id: string, type: string, change: (node: Node, index: number) => Node): Promise<NodeUpdateResponse> {
-    const { index } = await state.withWrite([TABLES.nodes], async ({ tx, index, emit }) => {
+    const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
       const row = await nodeStore.get(tx, id);
       if (!row) throw new NotFoundError('node not found');
       const next = { ...change(row.node, index), ModifyIndex: index };
       await nodeStore.put(tx, next, row.secretHash);
       emit(nodeEvent(type, next));
+      return deps.onNodeChange ? deps.onNodeChange({ tx, index, emit }, row.node, next) : [];
     });
-    return updateResponse(index);
+    return updateResponse(index, result);
   }
 
   return {
@@ -88,7 +101,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (secret === '') throw new BadRequestError('missing node secret ID for client registration');
       const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
       if (!NODE_STATUSES.includes(status)) throw new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`);
-      const { index } = await state.withWrite([TABLES.nodes], async ({ tx, index, emit }) => {
+      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
         if (prev && prev.secretHash !== sha256Hex(secret)) {
           throw new BadRequestError('node secret ID does not match. Not registering node.');
@@ -130,8 +143,9 @@ export function createNodeService(deps: NodeServiceDeps) {
         } as Node;
         await nodeStore.put(tx, node, sha256Hex(secret));
         emit(nodeEvent('NodeRegistration', node));
+        return deps.onNodeChange ? deps.onNodeChange({ tx, index, emit }, prev?.node ?? null, node) : [];
       });
-      return updateResponse(index);
+      return updateResponse(index, result);
     },
 
     async list(q: QueryOptions, acl: Acl, flags: { resources: boolean; os: boolean }, opts: ReadOptions): Promise<Paged<JsonObject[]>> {

@@ -8,6 +8,8 @@ export interface NodeStore {
   /** Nodes whose ID starts with `prefix`, by ID. */
   list(db: Db, prefix: string): Promise<Node[]>;
   put(tx: Db, node: Node, secretHash: string): Promise<void>;
+  /** Does a node with this SecretID hash exist? */
+  secretExists(db: Db, secretHash: string): Promise<boolean>;
 }
 
 export function createNodeStore(): NodeStore {
@@ -23,6 +25,9 @@ export function createNodeStore(): NodeStore {
         select: { data: true },
       });
       return rows.map((r) => r.data as unknown as Node);
+    },
+    async secretExists(db, secretHash) {
+      return (await db.schedulerNode.count({ where: { secretHash } })) > 0;
     },
     async put(tx, node, secretHash) {
       const row = {
