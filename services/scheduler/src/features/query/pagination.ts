@@ -4,8 +4,7 @@
 // (not offsets) keeps pages correct while rows are inserted concurrently, and the token is
 // always the *next* item's (hashicorp/nomad#25435).
 import { BadRequestError } from '@selfstack/errors';
-import { Evaluator } from '../filter/bexpr.evaluator';
-import { BexprError } from '../filter/bexpr.types';
+import { BexprError, Evaluator } from '@selfstack/bexpr';
 import { NOMAD_SCHEMA } from '../filter/nomad-schema';
 
 export type TokenKind = 'namespace-id' | 'create-index' | 'id';
