@@ -8,6 +8,24 @@ const noDefaultExport = {
   message: 'No default exports: export named factories and types.',
 };
 
+// Handlers read the kit's validated fields (`ctx.query`, `ctx.body`, `ctx.params`), which
+// are what ?help=1 and OpenAPI document; the raw request bypasses both (issue 31, item 1;
+// services/scheduler/test/openapi.test.ts checks the same thing at run time).
+const rawRequestReads = [
+  {
+    selector: "MemberExpression[object.type='MemberExpression'][object.property.name='req'][property.name=/^(query|body)$/]",
+    message: 'Read the declared, validated fields (ctx.query / ctx.body), not ctx.req.query or ctx.req.body.',
+  },
+  {
+    selector: "VariableDeclarator[init.type='MemberExpression'][init.property.name='req'] > ObjectPattern > Property[key.name=/^(query|body)$/]",
+    message: 'Read the declared, validated fields (ctx.query / ctx.body), not ctx.req.query or ctx.req.body.',
+  },
+];
+const rawInputReads = {
+  selector: "MemberExpression[object.name='ctx'][property.name=/^(input|rawParams)$/]",
+  message: 'Read the declared, validated fields (ctx.body / ctx.params), not ctx.input or ctx.rawParams.',
+};
+
 export default tseslint.config(
   {
     ignores: ['**/node_modules/**', 'bench/.scratch/**', '**/dist/**', '**/generated/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
@@ -53,6 +71,20 @@ export default tseslint.config(
         paths: [{ name: 'express', message: 'Stores never import express.' }],
         patterns: [{ group: ['**/*.paths', '**/*.service'], message: 'Stores sit below services and paths.' }],
       }],
+    },
+  },
+  {
+    files: ['services/**/*.paths.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', noDefaultExport, ...rawRequestReads],
+    },
+  },
+  {
+    // KV v1 (arbitrary keys) and existence checks elsewhere read ctx.input by design; the
+    // scheduler declares every field it reads.
+    files: ['services/scheduler/**/*.paths.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', noDefaultExport, ...rawRequestReads, rawInputReads],
     },
   },
   {

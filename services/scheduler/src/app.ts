@@ -1,99 +1,37 @@
-// buildApp(deps): the scheduler's Express app (the supertest target); never listens.
-// Composition of stores -> services -> PathSpec tables, mounted under /v1.
+// buildApp(deps): the scheduler's Express app (the supertest target); never listens. The
+// services come composed (compose.ts); this file turns them into the PathSpec table
+// mounted under /v1.
 import cluster from 'node:cluster';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { Gauge } from 'prom-client';
-import type { PrismaClient } from '@selfstack/db';
 import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
 import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
-import type { Logger } from '@selfstack/logger';
-import type { StateStore } from '@selfstack/state';
+import type { SchedulerAppDeps } from './compose';
 import { aclPaths } from './features/acl/acl.paths';
-import { createAclService } from './features/acl/acl.service';
-import { createAclStore } from './features/acl/acl.store';
 import { agentPaths } from './features/agent/agent.paths';
 import { allocationPaths } from './features/allocations/allocations.paths';
-import { createAllocationService } from './features/allocations/allocations.service';
-import { createAllocationStore } from './features/allocations/allocations.store';
-import { systemClock, type Clock, type Db } from './features/common/common.types';
 import { deploymentPaths } from './features/deployments/deployments.paths';
-import { createDeploymentService } from './features/deployments/deployments.service';
-import { createDeploymentStore } from './features/deployments/deployments.store';
 import { evaluationPaths } from './features/evaluations/evaluations.paths';
-import { createEvaluationService } from './features/evaluations/evaluations.service';
-import { createEvaluationStore } from './features/evaluations/evaluations.store';
 import { jobPaths } from './features/jobs/jobs.paths';
-import { createJobService } from './features/jobs/jobs.service';
-import { createJobStore } from './features/jobs/jobs.store';
 import { namespacePaths } from './features/namespaces/namespaces.paths';
-import { createNamespaceService } from './features/namespaces/namespaces.service';
-import { createNamespaceStore } from './features/namespaces/namespaces.store';
 import { nodePaths } from './features/nodes/nodes.paths';
-import { createNodeService } from './features/nodes/nodes.service';
-import { createNodeStore } from './features/nodes/nodes.store';
 import { regionForwarder } from './http/forward';
 import { respond } from './http/reply';
-import { buildExtra, type RequestExtra } from './http/request-context';
+import { requestExtra, type RequestExtra } from './http/request-context';
 
-export interface SchedulerConfig {
-  region: string;
-  datacenter: string;
-  nodeName: string;
-  advertiseAddr: string;
-  aclEnabled: boolean;
-  /** Shared secret for PUT /v1/internal/node/register ('' = none). */
-  nodeSecret: string;
-  /** region -> base URL of a server of that region */
-  peers: Readonly<Record<string, string>>;
-  version: string;
-  maxRequestBytes?: number;
-}
+export type { SchedulerConfig } from './compose';
 
-export interface AppDeps {
-  prisma: PrismaClient;
-  state: StateStore<Db>;
-  logger: Logger;
-  config: SchedulerConfig;
-  clock?: Clock;
-  readiness?: () => Promise<Record<string, boolean>>;
-}
-
-export function buildApp(deps: AppDeps): Express {
-  const { prisma, state, config } = deps;
-  const clock = deps.clock ?? systemClock;
-  const s = { prisma, state };
-  const jobStore = createJobStore();
-  const evalStore = createEvaluationStore();
-  const allocStore = createAllocationStore();
-  const deploymentStore = createDeploymentStore();
-  const nodeStore = createNodeStore();
-  const namespaceStore = createNamespaceStore();
-  const aclStore = createAclStore();
-
-  const acl = createAclService({ ...s, aclStore, enabled: config.aclEnabled, clock });
-  const jobs = createJobService({ ...s, jobStore, evalStore, allocStore, deploymentStore, namespaceStore, clock, region: config.region });
-  const nodes = createNodeService({
-    ...s,
-    nodeStore,
-    allocStore,
-    clock,
-    datacenter: config.datacenter,
-    aclEnabled: config.aclEnabled,
-    nodeSecret: config.nodeSecret,
-  });
-  const allocs = createAllocationService({ ...s, allocStore, evalStore, clock });
-  const evals = createEvaluationService({ ...s, evalStore, allocStore });
-  const deployments = createDeploymentService({ ...s, deploymentStore, allocStore, evalStore, jobStore, clock });
-  const namespaces = createNamespaceService({ ...s, namespaceStore, jobStore, region: config.region });
-
-  const table: AnyPathSpec<RequestExtra>[] = [
-    ...jobPaths(jobs),
-    ...nodePaths(nodes),
-    ...allocationPaths(allocs),
-    ...evaluationPaths(evals),
-    ...deploymentPaths(deployments),
-    ...namespacePaths(namespaces),
-    ...aclPaths(acl),
+/** Every route of the scheduler's /v1 table. */
+export function schedulerPaths(deps: Pick<SchedulerAppDeps, 'services' | 'config'>): AnyPathSpec<RequestExtra>[] {
+  const { services, config } = deps;
+  return [
+    ...jobPaths(services.jobs),
+    ...nodePaths(services.nodes),
+    ...allocationPaths(services.allocations),
+    ...evaluationPaths(services.evaluations),
+    ...deploymentPaths(services.deployments),
+    ...namespacePaths(services.namespaces),
+    ...aclPaths(services.acl),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,
@@ -104,7 +42,10 @@ export function buildApp(deps: AppDeps): Express {
       aclEnabled: config.aclEnabled,
     }),
   ];
+}
 
+export function buildApp(deps: SchedulerAppDeps): Express {
+  const { config, state, services } = deps;
   return createKitApp(
     {
       service: 'scheduler',
@@ -140,10 +81,14 @@ export function buildApp(deps: AppDeps): Express {
         perWorker('scheduler_event_streams', 'Event stream clients following the event log in this process', () => state.eventTailCount());
       }
       app.use('/v1', regionForwarder(config.region, config.peers));
-      mountPaths<RequestExtra>(app, table, {
+      mountPaths<RequestExtra>(app, schedulerPaths(deps), {
         prefix: '/v1',
-        extra: (req) => buildExtra({ region: config.region, resolveIdentity: (secret) => acl.resolve(secret) }, req),
-        respond: (ctx, result, res) => respond(ctx as never, result, res),
+        // Nomad parses every parameter (a bad one is its 400/500) before its RPC checks the
+        // token; JSON bodies are not read from a read's query string.
+        validateFirst: true,
+        bodyFieldsInQuery: false,
+        extra: requestExtra((secret) => services.acl.resolve(secret)),
+        respond,
         // Reference §0: wrong method -> 405 `Invalid method`.
         unsupportedOperation: () => new MethodNotAllowedError('Invalid method'),
         help: { title: 'Workload scheduler API' },

@@ -11,7 +11,8 @@ import { CONFIG_ERROR_EXIT_CODE, createListener, followPrimary, installShutdown,
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
-import type { Db } from './features/common/common.types';
+import { composeScheduler } from './compose';
+import type { Db } from './shared/common.types';
 import { idleGcOptions, loadSchedulerEnv } from './config';
 
 async function main(): Promise<void> {
@@ -37,25 +38,23 @@ async function main(): Promise<void> {
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
 
-  const app = buildApp({
-    prisma,
-    state,
-    logger,
-    config: {
-      region: env.SCHEDULER_REGION,
-      datacenter: env.SCHEDULER_DATACENTER,
-      nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
-      advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
-      aclEnabled: env.SCHEDULER_ACL_ENABLED,
-      nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
-      peers: env.SCHEDULER_PEER_REGIONS,
-      version: '2.0.6',
-      maxRequestBytes: env.MAX_REQUEST_BYTES,
-    },
-    readiness: async () => ({
-      postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
-    }),
-  });
+  const app = buildApp(
+    composeScheduler(
+      { prisma, state, logger },
+      {
+        region: env.SCHEDULER_REGION,
+        datacenter: env.SCHEDULER_DATACENTER,
+        nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
+        advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
+        aclEnabled: env.SCHEDULER_ACL_ENABLED,
+        nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
+        peers: env.SCHEDULER_PEER_REGIONS,
+        version: '2.0.6',
+        maxRequestBytes: env.MAX_REQUEST_BYTES,
+      },
+      { readiness: async () => ({ postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false) }) },
+    ),
+  );
   const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
   const listener = await createListener(app, {
     port: env.PORT,

@@ -4,12 +4,44 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Response } from 'express';
-import type { OperationContext } from '@selfstack/http-kit';
-import type { Indexed } from '../features/common/common.types';
-import { queryMetaHeaders, writeIndexHeaders } from '../features/query/query.headers';
+import type { FieldMap, OperationContext } from '@selfstack/http-kit';
+import type { Indexed } from '../shared/common.types';
 import type { RequestExtra } from './request-context';
 
 const gzipAsync = promisify(gzip);
+
+/** What a read reports in its headers (Nomad's QueryMeta). */
+export interface QueryMeta {
+  index: number;
+  lastContactMs: number;
+  knownLeader: boolean;
+  nextToken: string;
+}
+
+// The one header writer for reads and writes (reference §0.2 `setMeta`/`setIndex`). The
+// spec's X-Scheduler-* names are primary; the anchor's X-Nomad-* names are emitted too so
+// unmodified Nomad clients work.
+export function queryMetaHeaders(meta: QueryMeta): Record<string, string> {
+  const h: Record<string, string> = {
+    'X-Scheduler-Index': String(meta.index),
+    'X-Scheduler-KnownLeader': String(meta.knownLeader),
+    'X-Scheduler-LastContact': String(meta.lastContactMs),
+    'X-Nomad-Index': String(meta.index),
+    'X-Nomad-KnownLeader': String(meta.knownLeader),
+    'X-Nomad-LastContact': String(meta.lastContactMs),
+  };
+  // Absent on the last page (spec "Pagination").
+  if (meta.nextToken !== '') {
+    h['X-Scheduler-Nexttoken'] = meta.nextToken;
+    h['X-Nomad-Nexttoken'] = meta.nextToken;
+  }
+  return h;
+}
+
+/** Writes only carry the index (Nomad's setIndex). */
+export function writeIndexHeaders(index: number): Record<string, string> {
+  return { 'X-Scheduler-Index': String(index), 'X-Nomad-Index': String(index) };
+}
 const REPLY = Symbol('scheduler-reply');
 
 export interface Reply {
@@ -94,7 +126,7 @@ function gzipped(text: Buffer, pretty: boolean, e: Encoded): Promise<Buffer> {
 
 const GZIP = /\bgzip\b/i;
 
-export async function respond(ctx: OperationContext<Record<string, never>, RequestExtra>, result: unknown, res: Response): Promise<void> {
+export async function respond(ctx: OperationContext<FieldMap, RequestExtra>, result: unknown, res: Response): Promise<void> {
   const reply = isReply(result) ? result : make(result);
   // Statuses come from this module (200 or a handler's own constant): no need for
   // Express's validating res.status() on every response.
@@ -105,7 +137,8 @@ export async function respond(ctx: OperationContext<Record<string, never>, Reque
     res.end();
     return;
   }
-  const pretty = ctx.extra.query.pretty;
+  // Every route declares `pretty` (READ_QUERY, WRITE_QUERY).
+  const pretty = ctx.data['pretty'] === true;
   const e = encodedOf(reply.body);
   const text = jsonText(reply.body, pretty, e);
   res.setHeader('Content-Type', 'application/json');

@@ -5,7 +5,8 @@
 // always the *next* item's (hashicorp/nomad#25435).
 import { BadRequestError } from '@selfstack/errors';
 import { BexprError, Evaluator } from '@selfstack/bexpr';
-import { NOMAD_SCHEMA } from '../filter/nomad-schema';
+import { NOMAD_SCHEMA } from './nomad-schema';
+import type { ListQuery } from './query';
 
 export type TokenKind = 'namespace-id' | 'create-index' | 'id';
 
@@ -108,14 +109,6 @@ export function paginate<T>(opts: PaginateOptions<T>): Page<T> {
   return { items: out, nextToken: '' };
 }
 
-/** What every namespaced, CreateIndex-ordered list needs from the query options. */
-export interface CreateIndexPageQuery {
-  prefix: string;
-  perPage: number;
-  nextToken: string;
-  reverse: boolean;
-}
-
 /**
  * Allocations, evaluations and deployments (reference 0.3): CreateIndex order with token
  * `<CreateIndex>.<ID>`, or ID order with token `<ID>` when `prefix` is set; the filter runs
@@ -123,7 +116,7 @@ export interface CreateIndexPageQuery {
  */
 export function paginateByCreateIndex<T extends { ID: string; CreateIndex: number }>(
   items: Iterable<T>,
-  q: CreateIndexPageQuery,
+  q: Pick<ListQuery, 'prefix' | 'perPage' | 'nextToken' | 'reverse'>,
   filter: Evaluator | null,
   accept: (item: T) => boolean,
 ): Page<T> {
