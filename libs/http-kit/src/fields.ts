@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { parseGoBool } from '@selfstack/config';
 import type { AppError } from '@selfstack/errors';
 
 /** Where a field's value comes from. `body` fields are read from the query string for
@@ -78,18 +79,14 @@ export function coercionKindOf(schema: unknown, depth = 0): CoercionKind {
   return { kind: 'other' };
 }
 
-// strconv.ParseBool, which Vault's weak decoding uses (reference 0.1: `?list=1`).
-const TRUE_STRINGS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const FALSE_STRINGS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/** A boolean as mapstructure's weak decoding reads one: a bool, a number (non-zero is
+ * true), or a string strconv.ParseBool accepts (reference 0.1: `?list=1`). */
 export function parseBool(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number') return value !== 0;
-  if (typeof value === 'string') {
-    if (TRUE_STRINGS.has(value)) return true;
-    if (FALSE_STRINGS.has(value)) return false;
-  }
+  if (typeof value === 'string') return parseGoBool(value);
   return undefined;
 }
 

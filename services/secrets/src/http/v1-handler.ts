@@ -51,10 +51,8 @@ export function clientToken(req: Request): string {
 function operationOf(req: Request): CapabilityName {
   switch (req.method) {
     case 'GET':
-    case 'HEAD': {
-      const list = req.query.list;
-      return list === 'true' || list === '1' || list === 't' || list === 'TRUE' || list === 'True' ? 'list' : 'read';
-    }
+    case 'HEAD':
+      return parseBool(req.query.list) === true ? 'list' : 'read';
     case 'LIST':
       return 'list';
     case 'PATCH':
