@@ -3,11 +3,11 @@
 // §1.3), through a real kit app (the same dispatcher, decode and invalid hooks as /v1).
 import request from 'supertest';
 import { z } from 'zod';
-import { createKitApp, mountPaths } from '@selfstack/http-kit';
+import { createKitApp, mountPaths, requestToken } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { goBool, jsonMember, stringList } from './fields';
 import { DEFAULT_WAIT_MS, LIST_QUERY, listQuery, MAX_WAIT_MS, readOptions, WRITE_QUERY } from './query';
-import { requestToken, schedulerPath, type RequestExtra } from './request-context';
+import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from './request-context';
 
 const probe = schedulerPath({
   pattern: 'probe',
@@ -144,12 +144,13 @@ describe('JSON members', () => {
   });
 });
 
-describe('requestToken', () => {
-  it('prefers X-Scheduler-Token, then X-Nomad-Token, then a Bearer token', () => {
-    expect(requestToken({ 'x-scheduler-token': ' a ', 'x-nomad-token': 'b' })).toBe('a');
-    expect(requestToken({ 'x-nomad-token': 'b', authorization: 'Bearer c' })).toBe('b');
-    expect(requestToken({ authorization: 'bearer c' })).toBe('c');
-    expect(requestToken({ authorization: 'Basic c' })).toBe('');
-    expect(requestToken({})).toBe('');
+describe('the request token', () => {
+  it('is X-Scheduler-Token, then X-Nomad-Token, then a Bearer token', () => {
+    const token = (headers: Record<string, string>) => requestToken(headers, TOKEN_HEADERS);
+    expect(token({ 'x-scheduler-token': ' a ', 'x-nomad-token': 'b' })).toBe('a');
+    expect(token({ 'x-nomad-token': 'b', authorization: 'Bearer c' })).toBe('b');
+    expect(token({ authorization: 'bearer c' })).toBe('c');
+    expect(token({ authorization: 'Basic c' })).toBeUndefined();
+    expect(token({})).toBeUndefined();
   });
 });

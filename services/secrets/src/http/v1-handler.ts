@@ -5,7 +5,7 @@
 // validation; `respond` writes the envelope.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, parseBool, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, parseBool, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -36,17 +36,8 @@ const HELP: HelpOptions = {
   version: '1.0.0',
 };
 
-export function clientToken(req: Request): string {
-  const h = req.headers;
-  const direct = h['x-secrets-token'] ?? h['x-vault-token'];
-  if (typeof direct === 'string' && direct !== '') return direct.trim();
-  const auth = h.authorization;
-  if (typeof auth === 'string') {
-    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (m) return (m[1] as string).trim();
-  }
-  return '';
-}
+/** The spec's X-Secrets-Token, the anchor's X-Vault-Token, then `Authorization: Bearer`. */
+const TOKEN_HEADERS = ['x-secrets-token', 'x-vault-token', 'authorization'] as const;
 
 function operationOf(req: Request): CapabilityName {
   switch (req.method) {
@@ -196,7 +187,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
 
       // Cached tokens and ACLs are taken without waiting; the rest is loaded.
-      const tokenId = clientToken(req);
+      const tokenId = requestToken(req.headers, TOKEN_HEADERS) ?? '';
       if (tokenId === '') throw missingToken();
       const entry = tokens.lookupCached(tokenId) ?? (await tokens.lookup(tokenId));
       if (!entry) throw invalidToken();

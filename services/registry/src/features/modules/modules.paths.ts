@@ -3,10 +3,10 @@
 // (POST/DELETE on the version URL, docs/registry.md). Order matters: the first pattern
 // that matches wins, so literal segments come before parameters.
 import { z } from 'zod';
-import { readRawBody, type AnyPathSpec, type FieldMap, type OperationContext, type PathSpec } from '@selfstack/http-kit';
+import { readRawBody, requestToken, type AnyPathSpec, type FieldMap, type OperationContext, type PathSpec } from '@selfstack/http-kit';
 import { BadRequestError, UnsupportedMediaTypeError } from '@selfstack/errors';
 import type { AuthService, RegistryExtra } from '../auth/auth.service';
-import { tokenFromHeaders } from '../auth/tokens';
+import { TOKEN_HEADERS } from '../auth/tokens';
 import type { PublishService } from '../publish/publish.service';
 import { HttpReply } from '../../http/reply';
 import type { ModuleService, RequestUrl } from './modules.service';
@@ -259,6 +259,6 @@ export function authorizeModuleRead(auth: AuthService) {
 /** MountOptions.extra for every registry table: who is calling. */
 export function principalExtra(auth: AuthService) {
   return async (req: { headers: Record<string, string | string[] | undefined> }): Promise<RegistryExtra> => ({
-    principal: await auth.authenticate(tokenFromHeaders(req.headers)),
+    principal: await auth.authenticate(requestToken(req.headers, TOKEN_HEADERS)),
   });
 }
