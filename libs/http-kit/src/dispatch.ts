@@ -8,6 +8,7 @@ import { helpFor, helpSelects, type HelpOptions } from './help';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
 import { toPathTable, type CompiledField, type CompiledPath, type PathTable } from './path-table';
 import { onResponseClose } from './response-close';
+import { sendJson, writeResult } from './reply';
 import type { AnyPathSpec, Operation, OperationContext, RequestContext } from './path-spec';
 
 /** Writes a handler's result (Vault: envelope; Nomad: index headers; ...). */
@@ -215,21 +216,6 @@ function joinPattern(prefix: string, pattern: string): string {
   return pattern === '' ? p || '/' : `${p}/${pattern}`;
 }
 
-function defaultRespond(result: unknown, res: Response): void {
-  if (result === undefined) {
-    res.status(204).end();
-    return;
-  }
-  sendJson(res, 200, JSON.stringify(result));
-}
-
-/** Writes a JSON text with an explicit Content-Length (also what the request log reports). */
-export function sendJson(res: Response, status: number, text: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
-}
 
 /**
  * The method table, validation, existence check, authorization and response writing for
@@ -389,7 +375,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       if (options.respond) {
         const pending = options.respond(ctx, result, res);
         if (pending) await pending;
-      } else defaultRespond(result, res);
+      } else writeResult(res, method, result);
     } catch (err) {
       next(err);
     }

@@ -10,6 +10,7 @@ export * from './listener';
 export * from './path-pattern';
 export * from './path-spec';
 export * from './path-table';
+export * from './reply';
 export * from './request-token';
 export * from './response-close';
 export * from './shutdown';

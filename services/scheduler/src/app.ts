@@ -5,7 +5,7 @@ import cluster from 'node:cluster';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { Gauge } from 'prom-client';
 import { MethodNotAllowedError, NotFoundError } from '@selfstack/errors';
-import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec } from '@selfstack/http-kit';
+import { API_HELMET, createKitApp, mountPaths, type AnyPathSpec, type MountOptions } from '@selfstack/http-kit';
 import type { SchedulerAppDeps } from './compose';
 import { aclPaths } from './features/acl/acl.paths';
 import { agentPaths } from './features/agent/agent.paths';
@@ -44,6 +44,19 @@ export function schedulerPaths(deps: Pick<SchedulerAppDeps, 'services' | 'config
   ];
 }
 
+/** How the /v1 table is served (besides `extra`, the caller's identity). */
+export const V1_MOUNT: Omit<MountOptions<RequestExtra>, 'extra'> = {
+  prefix: '/v1',
+  // Nomad parses every parameter (a bad one is its 400/500) before its RPC checks the
+  // token; JSON bodies are not read from a read's query string.
+  validateFirst: true,
+  bodyFieldsInQuery: false,
+  respond,
+  // Reference §0: wrong method -> 405 `Invalid method`.
+  unsupportedOperation: () => new MethodNotAllowedError('Invalid method'),
+  help: { title: 'Workload scheduler API' },
+};
+
 export function buildApp(deps: SchedulerAppDeps): Express {
   const { config, state, services } = deps;
   return createKitApp(
@@ -81,18 +94,7 @@ export function buildApp(deps: SchedulerAppDeps): Express {
         perWorker('scheduler_event_streams', 'Event stream clients following the event log in this process', () => state.eventTailCount());
       }
       app.use('/v1', regionForwarder(config.region, config.peers));
-      mountPaths<RequestExtra>(app, schedulerPaths(deps), {
-        prefix: '/v1',
-        // Nomad parses every parameter (a bad one is its 400/500) before its RPC checks the
-        // token; JSON bodies are not read from a read's query string.
-        validateFirst: true,
-        bodyFieldsInQuery: false,
-        extra: requestExtra((secret) => services.acl.resolve(secret)),
-        respond,
-        // Reference §0: wrong method -> 405 `Invalid method`.
-        unsupportedOperation: () => new MethodNotAllowedError('Invalid method'),
-        help: { title: 'Workload scheduler API' },
-      });
+      mountPaths<RequestExtra>(app, schedulerPaths(deps), { ...V1_MOUNT, extra: requestExtra((secret) => services.acl.resolve(secret)) });
     },
   );
 }

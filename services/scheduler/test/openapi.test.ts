@@ -20,7 +20,7 @@ import {
   type OperationContext,
 } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
-import { schedulerPaths } from '../src/app';
+import { schedulerPaths, V1_MOUNT } from '../src/app';
 import type { SchedulerServices } from '../src/compose';
 import { Acl } from '../src/features/acl/acl-policy';
 import { jsonMember } from '../src/http/fields';
@@ -104,7 +104,7 @@ function watched(specs: readonly AnyPathSpec<RequestExtra>[], watch: { current: 
 function appFor(specs: readonly AnyPathSpec<RequestExtra>[]) {
   const identity = { acl: Acl.management(), token: null };
   return createKitApp({ service: 'scheduler', logger: createLogger({ service: 't', silent: true }), errorFlavour: 'nomad', metrics: false, jsonWithoutContentType: true }, (app) => {
-    mountPaths<RequestExtra>(app, specs, { prefix: '/v1', validateFirst: true, bodyFieldsInQuery: false, extra: () => ({ identity }), help: { title: 'Workload scheduler API' } });
+    mountPaths<RequestExtra>(app, specs, { ...V1_MOUNT, extra: () => ({ identity }) });
   });
 }
 

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { createKitApp, mountPaths, requestToken } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
+import { V1_MOUNT } from '../app';
 import { goBool, jsonMember, stringList } from './fields';
 import { DEFAULT_WAIT_MS, LIST_QUERY, listQuery, MAX_WAIT_MS, readOptions, WRITE_QUERY } from './query';
 import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from './request-context';
@@ -44,12 +45,7 @@ const write = schedulerPath({
 });
 
 const app = createKitApp({ service: 'scheduler', logger: createLogger({ service: 't', silent: true }), errorFlavour: 'nomad', metrics: false, jsonWithoutContentType: true }, (a) => {
-  mountPaths<RequestExtra>(a, [probe, write], {
-    prefix: '/v1',
-    validateFirst: true,
-    bodyFieldsInQuery: false,
-    extra: () => ({ identity: { acl: {} as never, token: null } }),
-  });
+  mountPaths<RequestExtra>(a, [probe, write], { ...V1_MOUNT, extra: () => ({ identity: { acl: {} as never, token: null } }) });
 });
 
 async function get(query: string, headers: Record<string, string> = {}) {

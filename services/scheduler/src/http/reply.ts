@@ -4,7 +4,7 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Response } from 'express';
-import type { FieldMap, OperationContext } from '@selfstack/http-kit';
+import { Reply, type FieldMap, type OperationContext } from '@selfstack/http-kit';
 import type { Indexed } from '../shared/common.types';
 import type { RequestExtra } from './request-context';
 
@@ -42,41 +42,24 @@ export function queryMetaHeaders(meta: QueryMeta): Record<string, string> {
 export function writeIndexHeaders(index: number): Record<string, string> {
   return { 'X-Scheduler-Index': String(index), 'X-Nomad-Index': String(index) };
 }
-const REPLY = Symbol('scheduler-reply');
-
-export interface Reply {
-  [REPLY]: true;
-  body: unknown;
-  headers: Record<string, string>;
-  status: number;
-}
-
-function make(body: unknown, headers: Record<string, string> = {}, status = 200): Reply {
-  return { [REPLY]: true, body, headers, status };
-}
-
 /** A blocking-capable read: X-Scheduler-Index, KnownLeader, LastContact (+ Nexttoken). */
 export function readReply<T>(r: Indexed<T> & { nextToken?: string }): Reply {
-  return make(r.value, queryMetaHeaders({ index: r.index, knownLeader: true, lastContactMs: 0, nextToken: r.nextToken ?? '' }));
+  return new Reply(200, r.value, queryMetaHeaders({ index: r.index, knownLeader: true, lastContactMs: 0, nextToken: r.nextToken ?? '' }));
 }
 
 /** A write: only the index header (Nomad's setIndex). */
 export function writeReply(body: unknown, index: number): Reply {
-  return make(body, writeIndexHeaders(index));
+  return new Reply(200, body, writeIndexHeaders(index));
 }
 
 /** A body without index headers (agent and status endpoints). */
 export function plainReply(body: unknown): Reply {
-  return make(body);
+  return new Reply(200, body);
 }
 
 /** A write answering with no body (Nomad handlers returning nil), index header only. */
 export function emptyWriteReply(index: number): Reply {
-  return make(undefined, writeIndexHeaders(index));
-}
-
-function isReply(v: unknown): v is Reply {
-  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[REPLY] === true;
+  return new Reply(200, undefined, writeIndexHeaders(index));
 }
 
 /**
@@ -127,7 +110,7 @@ function gzipped(text: Buffer, pretty: boolean, e: Encoded): Promise<Buffer> {
 const GZIP = /\bgzip\b/i;
 
 export async function respond(ctx: OperationContext<FieldMap, RequestExtra>, result: unknown, res: Response): Promise<void> {
-  const reply = isReply(result) ? result : make(result);
+  const reply = result instanceof Reply ? result : new Reply(200, result);
   // Statuses come from this module (200 or a handler's own constant): no need for
   // Express's validating res.status() on every response.
   res.statusCode = reply.status;

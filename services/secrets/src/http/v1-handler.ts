@@ -22,7 +22,7 @@ import { createTokenPaths } from '../features/tokens/tokens.paths';
 import type { SecretsServices } from '../services';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
-import { writeLogical } from './envelope';
+import { writeLogical, writeRaw } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
 
 const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
@@ -115,7 +115,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
 
   const raw = createDispatcher(createSysRawPaths({ sys: services.sys }), {
     prefix: '/v1/sys',
-    respond,
+    respond: (_ctx, result, res) => writeRaw(res, result),
     extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
     help: false,
     unsupportedOperation: () => new AppError(405, []),
