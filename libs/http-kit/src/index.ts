@@ -13,6 +13,7 @@ export * from './path-table';
 export * from './reply';
 export * from './request-token';
 export * from './response-close';
+export * from './run-service';
 export * from './shutdown';
 export * from './slot-set';
 export * from './workers';
