@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, ForbiddenError, NotFoundError } from '@selfstack/errors';
 import { sha256Hex, TABLES, type Clock, type Indexed, type ReadOptions } from '../../shared/common.types';
 import { blockingRead, type SchedulerState } from '../../shared/blocking-read';
-import { compileFilter, paginate } from '../../http/pagination';
+import { compileFilter, paginateByCreateIndex } from '../../http/pagination';
 import type { ListQuery } from '../../http/query';
 import { Acl, parseRules, type PolicyRules } from './acl-policy';
 import type { AclPolicy, AclStore, AclToken } from './acl.store';
@@ -198,17 +198,7 @@ export function createAclService(deps: AclServiceDeps) {
     async listTokens(q: ListQuery, opts: ReadOptions): Promise<Indexed<Record<string, unknown>[]> & { nextToken: string }> {
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.aclTokens], opts, (db) => aclStore.listTokens(db, q.prefix));
-      const byId = q.prefix !== '';
-      const page = paginate({
-        items: r.value,
-        keyOf: (t) => (byId ? [t.AccessorID] : [t.CreateIndex, t.AccessorID]),
-        tokenKind: byId ? 'id' : 'create-index',
-        perPage: q.perPage,
-        nextToken: q.nextToken,
-        reverse: q.reverse,
-        filter,
-        datumOf: (t) => tokenStub(t),
-      });
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (t) => t.AccessorID, datumOf: tokenStub });
       return { index: r.index, value: page.items.map(tokenStub), nextToken: page.nextToken };
     },
 

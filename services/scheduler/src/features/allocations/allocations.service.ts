@@ -34,7 +34,7 @@ export function createAllocationService(deps: AllocationServiceDeps) {
         allocStore.list(db, { namespaces: q.allNamespaces ? null : [q.namespace], prefix: q.prefix }),
         shareKey('allocs', q.allNamespaces ? null : q.namespace, q.prefix),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (a) => acl.allowNamespaceOperation(a.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (a) => a.ID, accept: (a) => acl.allowNamespaceOperation(a.Namespace, 'read-job') });
       return { index: r.index, value: page.items.map((a) => allocStub(a, flags)), nextToken: page.nextToken };
     },
 

@@ -110,7 +110,7 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
         deploymentStore.list(db, { namespaces: q.allNamespaces ? null : [q.namespace], prefix: q.prefix }),
         shareKey('deployments', q.allNamespaces ? null : q.namespace, q.prefix),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (d) => acl.allowNamespaceOperation(d.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (d) => d.ID, accept: (d) => acl.allowNamespaceOperation(d.Namespace, 'read-job') });
       return { index: r.index, value: page.items, nextToken: page.nextToken };
     },
 

@@ -36,7 +36,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
         }),
         shareKey('evals', q.allNamespaces ? null : q.namespace, q.prefix, legacy.job, legacy.status),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (e) => acl.allowNamespaceOperation(e.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (e) => e.ID, accept: (e) => acl.allowNamespaceOperation(e.Namespace, 'read-job') });
       return { index: r.index, value: page.items, nextToken: page.nextToken };
     },
 
