@@ -97,6 +97,32 @@ export default tseslint.config(
     },
   },
   {
+    // Who may query the database: stores (and boxes' SQL helper beside its store) run the
+    // queries; the composition roots (main.ts, boxes' admin-cli.ts) create the clients.
+    // Everything else in a service may only name the client's types, to pass it along
+    // (compose.ts, a store's transaction type). docs/architecture.md "Database access".
+    files: ['services/**/*.ts'],
+    ignores: [
+      'services/**/*.store.ts',
+      'services/**/*.read-sql.ts',
+      'services/*/src/main.ts',
+      'services/*/src/admin-cli.ts',
+      'services/*/test/**',
+      'services/**/*.test.ts',
+      'services/**/*.itest.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [
+          { name: '@selfstack/db', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+          { name: 'pg', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+          { name: 'postgres', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+        ],
+        patterns: [{ group: ['@prisma/*', '**/generated/**'], message: 'Only stores query the database (types may be imported).', allowTypeImports: true }],
+      }],
+    },
+  },
+  {
     // Tool configuration files whose tools require a default export.
     files: ['prisma.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
