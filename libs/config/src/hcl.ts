@@ -7,6 +7,7 @@
 // `{ listener: { tcp: [{...}, {...}] } }`; `controller { ... }` -> `{ controller: [{...}] }`.
 // Expressions that are not literals come back as `"${...}"` strings.
 import { readFile } from 'node:fs/promises';
+import { parse } from '@cdktf/hcl2json';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from './config-error';
 
@@ -62,9 +63,6 @@ function diagnosticsFrom(message: string, filename: string): HclDiagnostic[] {
 
 /** Parses HCL2 text; `filename` is used in error positions. Throws `HclParseError`. */
 export async function parseHcl(text: string, filename: string): Promise<HclDocument> {
-  // Loaded on first use: the WASM parser takes about half a second to load, and most
-  // processes importing this package (every service, every cluster worker) read no HCL.
-  const { parse } = await import('@cdktf/hcl2json');
   try {
     return (await parse(filename, text)) as HclDocument;
   } catch (err) {
