@@ -8,6 +8,24 @@ const noDefaultExport = {
   message: 'No default exports: export named factories and types.',
 };
 
+// Handlers read the kit's validated fields (`ctx.query`, `ctx.body`, `ctx.params`), which
+// are what ?help=1 and OpenAPI document; the raw request bypasses both (issue 31, item 1;
+// services/scheduler/test/openapi.test.ts checks the same thing at run time).
+const rawRequestReads = [
+  {
+    selector: "MemberExpression[object.type='MemberExpression'][object.property.name='req'][property.name=/^(query|body)$/]",
+    message: 'Read the declared, validated fields (ctx.query / ctx.body), not ctx.req.query or ctx.req.body.',
+  },
+  {
+    selector: "VariableDeclarator[init.type='MemberExpression'][init.property.name='req'] > ObjectPattern > Property[key.name=/^(query|body)$/]",
+    message: 'Read the declared, validated fields (ctx.query / ctx.body), not ctx.req.query or ctx.req.body.',
+  },
+];
+const rawInputReads = {
+  selector: "MemberExpression[object.name='ctx'][property.name=/^(input|rawParams)$/]",
+  message: 'Read the declared, validated fields (ctx.body / ctx.params), not ctx.input or ctx.rawParams.',
+};
+
 export default tseslint.config(
   {
     ignores: ['**/node_modules/**', 'bench/.scratch/**', '**/dist/**', '**/generated/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
@@ -58,9 +76,49 @@ export default tseslint.config(
   {
     files: ['services/**/*.paths.ts'],
     rules: {
+      'no-restricted-syntax': ['error', noDefaultExport, ...rawRequestReads],
+    },
+  },
+  {
+    // KV v1 (arbitrary keys) and existence checks elsewhere read ctx.input by design; the
+    // scheduler declares every field it reads.
+    files: ['services/scheduler/**/*.paths.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', noDefaultExport, ...rawRequestReads, rawInputReads],
+    },
+  },
+  {
+    files: ['services/**/*.paths.ts'],
+    rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: '@selfstack/db', message: 'Paths call services, never Prisma.' }],
         patterns: [{ group: ['**/*.store', '@prisma/*', '**/generated/**'], message: 'Paths call services, not stores.' }],
+      }],
+    },
+  },
+  {
+    // Who may query the database: stores (and boxes' SQL helper beside its store) run the
+    // queries; the composition roots (main.ts, boxes' admin-cli.ts) create the clients.
+    // Everything else in a service may only name the client's types, to pass it along
+    // (compose.ts, a store's transaction type). docs/architecture.md "Database access".
+    files: ['services/**/*.ts'],
+    ignores: [
+      'services/**/*.store.ts',
+      'services/**/*.read-sql.ts',
+      'services/*/src/main.ts',
+      'services/*/src/admin-cli.ts',
+      'services/*/test/**',
+      'services/**/*.test.ts',
+      'services/**/*.itest.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [
+          { name: '@selfstack/db', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+          { name: 'pg', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+          { name: 'postgres', message: 'Only stores query the database (types may be imported).', allowTypeImports: true },
+        ],
+        patterns: [{ group: ['@prisma/*', '**/generated/**'], message: 'Only stores query the database (types may be imported).', allowTypeImports: true }],
       }],
     },
   },

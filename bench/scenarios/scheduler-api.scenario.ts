@@ -35,8 +35,9 @@ import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
+import { composeScheduler } from '../../services/scheduler/src/compose';
 import { idleGcOptions, loadSchedulerEnv } from '../../services/scheduler/src/config';
-import type { Db } from '../../services/scheduler/src/features/common/common.types';
+import type { Db } from '../../services/scheduler/src/shared/common.types';
 import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/features/jobs/job-spec';
 import { percentile } from '../measure';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
@@ -117,12 +118,12 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
     ctx.log(`scheduler: wake-ups through ${redisUrl ? 'Redis' : 'the in-memory bus'}`);
     const state = createStateStore<Db>({ prisma, bus, logger });
     await state.ready();
-    const app = buildApp({
-      prisma,
-      state,
-      logger,
-      config: { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
-    });
+    const app = buildApp(
+      composeScheduler(
+        { prisma, state, logger },
+        { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
+      ),
+    );
     // Blocked clients sit idle between rounds: keep their connections (no reconnects mid-round).
     // The idle collection as main.ts configures it by default (SCHEDULER_IDLE_GC_MS).
     const idleGc = idleGcOptions(loadSchedulerEnv(process.env).SCHEDULER_IDLE_GC_MS);

@@ -49,4 +49,15 @@ describe('parseDuration', () => {
   it('names the whole input in the message', () => {
     expect(() => parseDuration('5m10q')).toThrow('invalid duration "5m10q"');
   });
+
+  it("follows Go's time.ParseDuration with bareSeconds: false (only 0 goes without a unit)", () => {
+    const go = (v: string) => parseDuration(v, { bareSeconds: false });
+    expect(go('0')).toBe(0);
+    expect(go('+0')).toBe(0);
+    expect(go('1.5s')).toBe(1500);
+    expect(go('300000ms')).toBe(300_000);
+    expect(() => go('10')).toThrow(/missing unit after "10"/);
+    expect(() => go('00')).toThrow(RangeError);
+    expect(() => go('')).toThrow(/empty string/);
+  });
 });

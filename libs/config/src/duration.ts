@@ -1,6 +1,7 @@
 // Go-style durations (`time.ParseDuration`), as the anchors' HCL and API fields use them
 // (`graceful_shutdown_wait_duration = "10s"`, Nomad's `wait=1m30s`, Vault TTLs). A bare
-// integer means seconds, as Vault's `parseutil.ParseDurationSecond` accepts.
+// integer means seconds, as Vault's `parseutil.ParseDurationSecond` accepts, unless
+// `bareSeconds: false` asks for Go's own rule (a number other than 0 needs a unit).
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
@@ -15,15 +16,21 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 
 const SEGMENT = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
 
+export interface DurationOptions {
+  /** A bare integer is a number of seconds (default true, Vault); false: Go's
+   * time.ParseDuration, where only `0` may go without a unit. */
+  bareSeconds?: boolean;
+}
+
 /**
  * Parses `10s`, `1m30s`, `300ms`, `1h`, `1.5h`, `0` or `45` (seconds) into milliseconds.
  * Sub-millisecond units give fractional milliseconds. Throws a `RangeError` naming the
  * input and what is wrong with it.
  */
-export function parseDuration(input: string): number {
+export function parseDuration(input: string, options: DurationOptions = {}): number {
   const text = input.trim();
   if (text === '') throw new RangeError('invalid duration "": empty string');
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+$/.test(text) && options.bareSeconds !== false) return Number(text) * 1000;
   if (text.startsWith('-')) {
     throw new RangeError(`invalid duration ${JSON.stringify(input)}: must not be negative`);
   }

@@ -18,4 +18,5 @@ export {
   type EnvSource,
 } from './env';
 export { parseHcl, loadHclFile, validateHcl, HclParseError, type HclDocument, type HclDiagnostic } from './hcl';
-export { parseDuration } from './duration';
+export { parseDuration, type DurationOptions } from './duration';
+export { parseGoBool } from './go-bool';

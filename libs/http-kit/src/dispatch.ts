@@ -8,6 +8,7 @@ import { helpFor, helpSelects, type HelpOptions } from './help';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
 import { toPathTable, type CompiledField, type CompiledPath, type PathTable } from './path-table';
 import { onResponseClose } from './response-close';
+import { sendJson, writeResult } from './reply';
 import type { AnyPathSpec, Operation, OperationContext, RequestContext } from './path-spec';
 
 /** Writes a handler's result (Vault: envelope; Nomad: index headers; ...). */
@@ -32,6 +33,19 @@ export interface MountOptions<X = unknown> {
   unsupportedOperation?: (method: string, path: string) => AppError;
   /** Validation failures (default 400 with one message per field). */
   invalidRequest?: (messages: string[]) => AppError;
+  /**
+   * Validate the query and body before `extra`, the existence check and `authorize` run
+   * (default: after them). Nomad parses every parameter in its HTTP handler before the RPC
+   * checks the token, so a bad parameter answers before a bad token; Vault checks the ACL
+   * first.
+   */
+  validateFirst?: boolean;
+  /**
+   * Whether `body` fields are read from the query string of reads and deletes (default
+   * true: Vault's request data of a GET, LIST or DELETE is its query). `false`: they come
+   * from a write's body only (Nomad), and help/OpenAPI say so.
+   */
+  bodyFieldsInQuery?: boolean;
   logger?: Logger;
 }
 
@@ -119,24 +133,60 @@ function validateFields(
 ): void {
   for (const f of fields) {
     const raw = source(f);
-    if (raw === undefined) {
-      if (f.spec.default !== undefined) {
-        target[f.name] = f.spec.default;
-        data[f.name] = f.spec.default;
-      } else if (f.spec.required && (isWrite || f.spec.in !== 'body')) {
+    const spec = f.spec;
+    const value = raw === undefined ? undefined : spec.decode ? spec.decode(raw) : coerceValue(raw, f.coercion);
+    if (value === undefined) {
+      if (spec.default !== undefined) {
+        target[f.name] = spec.default;
+        data[f.name] = spec.default;
+      } else if (spec.required && (isWrite || spec.in !== 'body')) {
         // A required body field is required of writes; reads and deletes do not send it.
         errors.push(`missing required field "${f.name}"`);
       }
       continue;
     }
-    const result = f.spec.schema.safeParse(coerceValue(raw, f.coercion));
+    const result = spec.schema.safeParse(value);
     if (result.success) {
       target[f.name] = result.data;
       data[f.name] = result.data;
+    } else if (spec.invalid) {
+      throw spec.invalid(raw, f.name);
     } else {
       const detail = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
       errors.push(`invalid value for field "${f.name}": ${detail}`);
     }
+  }
+}
+
+/**
+ * The query/body fields of one request (the path fields are checked before). Fields land
+ * in `ctx.query` or `ctx.body` by declaration; `ctx.data` has them all.
+ */
+function validateData<X>(
+  ctx: KitContext<X>,
+  entry: CompiledPath<X>,
+  query: Record<string, unknown>,
+  isWrite: boolean,
+  bodyFieldsInQuery: boolean,
+  errors: string[],
+): void {
+  const input = ctx.input;
+  const dataFields = bodyFieldsInQuery || isWrite ? entry.dataFields : entry.queryFields;
+  const scratch: Record<string, unknown> = {};
+  validateFields(
+    dataFields,
+    (f) => {
+      const fromQuery = f.spec.in === 'query' || !isWrite;
+      const v = fromQuery ? query[f.name] : input[f.name];
+      return fromQuery && f.coercion.kind !== 'array' ? firstOf(v) : v;
+    },
+    scratch,
+    ctx.data,
+    errors,
+    isWrite,
+  );
+  for (const f of dataFields) {
+    if (f.name in scratch) (f.spec.in === 'query' ? ctx.query : ctx.body)[f.name] = scratch[f.name];
   }
 }
 
@@ -166,21 +216,6 @@ function joinPattern(prefix: string, pattern: string): string {
   return pattern === '' ? p || '/' : `${p}/${pattern}`;
 }
 
-function defaultRespond(result: unknown, res: Response): void {
-  if (result === undefined) {
-    res.status(204).end();
-    return;
-  }
-  sendJson(res, 200, JSON.stringify(result));
-}
-
-/** Writes a JSON text with an explicit Content-Length (also what the request log reports). */
-export function sendJson(res: Response, status: number, text: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
-}
 
 /**
  * The method table, validation, existence check, authorization and response writing for
@@ -193,6 +228,8 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
   const patterns = new Map<CompiledPath<X>, string>(table.entries.map((e) => [e, joinPattern(prefix, e.compiled.pattern)]));
   const invalid = options.invalidRequest ?? ((messages: string[]) => new BadRequestError(messages));
   const unsupportedOperation = options.unsupportedOperation ?? (() => new MethodNotAllowedError('unsupported operation'));
+  const validateFirst = options.validateFirst ?? false;
+  const bodyFieldsInQuery = options.bodyFieldsInQuery ?? true;
 
   const dispatch = async (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void> => {
     try {
@@ -211,7 +248,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
         const settings = kitSettingsOf(req);
         if (options.authorizeHelp) await options.authorizeHelp(req, path);
         const title = helpOptions.title ?? `${settings?.service ?? 'service'} API`;
-        const help = helpFor(table, path, { ...helpOptions, title });
+        const help = helpFor(table, path, { ...helpOptions, title, bodyFieldsInQuery });
         sendJson(res, 200, JSON.stringify(help) + (settings?.flavour === 'vault' ? '\n' : ''));
         return;
       }
@@ -281,8 +318,11 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       }
 
       // Hooks that answer synchronously are not awaited (each await is a microtask turn).
-      let extra = options.extra ? options.extra(req, res) : undefined;
-      if (extra instanceof Promise) extra = await extra;
+      let extra: unknown;
+      if (!validateFirst && options.extra) {
+        extra = options.extra(req, res);
+        if (extra instanceof Promise) extra = await extra;
+      }
       const ctx = new KitContext<X>(method, path, pattern, m.params, input, req, res, requestId, logger, extra as X, spec);
       // Until the existence check decides, a write is provisionally an update.
       ctx.operation = operation === 'write' ? 'update' : (operation as Operation);
@@ -290,6 +330,14 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       const errors: string[] = [];
       validateFields(entry.pathFields, (f) => m.params[f.name], ctx.params, ctx.data, errors);
       if (errors.length > 0) throw invalid(errors);
+      if (validateFirst) {
+        validateData(ctx, entry, query, isWrite, bodyFieldsInQuery, errors);
+        if (errors.length > 0) throw invalid(errors);
+        if (options.extra) {
+          extra = options.extra(req, res);
+          ctx.extra = (extra instanceof Promise ? await extra : extra) as X;
+        }
+      }
 
       if (operation === 'write') {
         // PUT == POST; the existence check tells create from update so policies can differ.
@@ -307,30 +355,16 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
         if (pending) await pending;
       }
 
-      const dataFields = entry.dataFields;
-      const scratch: Record<string, unknown> = {};
-      validateFields(
-        dataFields,
-        (f) => {
-          const fromQuery = f.spec.in === 'query' || !isWrite;
-          const v = fromQuery ? query[f.name] : input[f.name];
-          return fromQuery && f.coercion.kind !== 'array' ? firstOf(v) : v;
-        },
-        scratch,
-        ctx.data,
-        errors,
-        isWrite,
-      );
-      // Fields land in `query` or `body` by declaration; `data` has them all.
-      for (const f of dataFields) {
-        if (f.name in scratch) (f.spec.in === 'query' ? ctx.query : ctx.body)[f.name] = scratch[f.name];
+      if (!validateFirst) {
+        validateData(ctx, entry, query, isWrite, bodyFieldsInQuery, errors);
+        if (errors.length > 0) throw invalid(errors);
       }
-      if (errors.length > 0) throw invalid(errors);
 
       if (!spec.takesArbitraryInput) {
         const unknown: string[] = [];
+        const known = bodyFieldsInQuery || isWrite ? entry.dataFieldNames : entry.queryFieldNames;
         for (const key of Object.keys(input)) {
-          if (!entry.dataFieldNames.has(key) && !(input === query && RESERVED_QUERY.has(key))) unknown.push(key);
+          if (!known.has(key) && !(input === query && RESERVED_QUERY.has(key))) unknown.push(key);
         }
         if (unknown.length > 0) ctx.unknownParams = unknown.sort();
       }
@@ -341,7 +375,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       if (options.respond) {
         const pending = options.respond(ctx, result, res);
         if (pending) await pending;
-      } else defaultRespond(result, res);
+      } else writeResult(res, method, result);
     } catch (err) {
       next(err);
     }

@@ -1,16 +1,35 @@
 import type { z } from 'zod';
+import { parseGoBool } from '@selfstack/config';
+import type { AppError } from '@selfstack/errors';
 
 /** Where a field's value comes from. `body` fields are read from the query string for
  * GET/HEAD/LIST/DELETE, as Vault does (request data of read operations is the query). */
 export type FieldLocation = 'path' | 'query' | 'body';
 
 export interface FieldSpec<S extends z.ZodType = z.ZodType> {
+  /** The value the handler gets (and what `?help=1` and OpenAPI document). */
   schema: S;
   in: FieldLocation;
   description: string;
   required?: boolean;
   default?: z.output<S>;
   deprecated?: boolean;
+  /**
+   * How the value as received becomes the value `schema` checks, in place of the kit's
+   * Go-style weak decoding (`coerceValue`): for an API whose parameters follow rules of
+   * their own (Nomad's `stale` is true when present and empty; its JSON bodies are decoded
+   * strictly). Returning `undefined` means "absent" (the default applies). Query values
+   * arrive as the first string given, body values as parsed JSON.
+   */
+  decode?: (raw: unknown) => unknown;
+  /**
+   * The anchor's answer to a value `schema` rejects (e.g. Nomad's `Invalid index`, or its
+   * plain 500 for a bad boolean). It is thrown as soon as the field fails: fields are
+   * checked in declaration order, so the first bad one answers, as a Go handler parsing one
+   * parameter after another does. Without it, the field's message is collected with the
+   * others into the mount's `invalidRequest` error.
+   */
+  invalid?: (raw: unknown, name: string) => AppError;
 }
 
 export type FieldMap = Record<string, FieldSpec>;
@@ -60,18 +79,14 @@ export function coercionKindOf(schema: unknown, depth = 0): CoercionKind {
   return { kind: 'other' };
 }
 
-// strconv.ParseBool, which Vault's weak decoding uses (reference 0.1: `?list=1`).
-const TRUE_STRINGS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const FALSE_STRINGS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 const NUMBER_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/** A boolean as mapstructure's weak decoding reads one: a bool, a number (non-zero is
+ * true), or a string strconv.ParseBool accepts (reference 0.1: `?list=1`). */
 export function parseBool(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number') return value !== 0;
-  if (typeof value === 'string') {
-    if (TRUE_STRINGS.has(value)) return true;
-    if (FALSE_STRINGS.has(value)) return false;
-  }
+  if (typeof value === 'string') return parseGoBool(value);
   return undefined;
 }
 

@@ -18,6 +18,9 @@ export interface HelpOptions {
   /** Tags for operations whose spec has none (Vault: "secrets", "system", "auth"). */
   tags?: string[];
   license?: { name: string; url: string };
+  /** Body fields are also query parameters of reads and deletes (default true, Vault's
+   * request data; see MountOptions.bodyFieldsInQuery). */
+  bodyFieldsInQuery?: boolean;
 }
 
 export interface OpenApiDocumentOptions extends HelpOptions {
@@ -114,7 +117,7 @@ function pathItem(entry: CompiledPath<unknown>, options: HelpOptions): JsonObjec
   // parameters there (never required: `required` is about writes).
   const readParams = [
     ...queryFields.map((f) => parameter(f.name, 'query', f.spec, f.spec.required === true)),
-    ...bodyFields.filter((f) => f.coercion.kind !== 'other').map((f) => parameter(f.name, 'query', f.spec, false)),
+    ...(options.bodyFieldsInQuery === false ? [] : bodyFields.filter((f) => f.coercion.kind !== 'other').map((f) => parameter(f.name, 'query', f.spec, false))),
   ];
 
   if (ops.read || ops.list) {

@@ -82,3 +82,12 @@ export type AnyPathSpec<X = unknown> = PathSpec<FieldMap, X>;
 export function definePath<const F extends FieldMap = Record<never, never>, X = unknown>(spec: PathSpec<F, X>): PathSpec<F, X> {
   return spec;
 }
+
+/**
+ * definePath for one service's context type `X`, field types still inferred per spec: a
+ * table holds specs with different field maps, each handler typed by its own fields.
+ * `const secretsPath = definePathFor<SecretsExtra>()`.
+ */
+export function definePathFor<X>(): <const F extends FieldMap = Record<never, never>>(spec: PathSpec<F, X>) => AnyPathSpec<X> {
+  return (spec) => spec;
+}

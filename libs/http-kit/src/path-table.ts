@@ -15,7 +15,12 @@ export interface CompiledPath<X = unknown> {
   /** Field names read from the request data (body, or query for reads). */
   dataFieldNames: Set<string>;
   pathFields: CompiledField[];
+  /** Query and body fields, in declaration order. */
   dataFields: CompiledField[];
+  /** The `in: 'query'` fields only (what a read takes when body fields are not read from
+   * the query: MountOptions.bodyFieldsInQuery false). */
+  queryFields: CompiledField[];
+  queryFieldNames: Set<string>;
 }
 
 export interface PathMatch<X = unknown> {
@@ -55,7 +60,9 @@ export function compilePathTable<X = unknown>(specs: readonly AnyPathSpec<X>[]):
     const dataFieldNames = new Set(fields.filter((f) => f.spec.in !== 'path').map((f) => f.name));
     const pathFields = fields.filter((f) => f.spec.in === 'path');
     const dataFields = fields.filter((f) => f.spec.in !== 'path');
-    return { spec, compiled, fields, dataFieldNames, pathFields, dataFields };
+    const queryFields = fields.filter((f) => f.spec.in === 'query');
+    const queryFieldNames = new Set(queryFields.map((f) => f.name));
+    return { spec, compiled, fields, dataFieldNames, pathFields, dataFields, queryFields, queryFieldNames };
   });
   return {
     entries,

@@ -1,8 +1,9 @@
 import type { Logger } from '@selfstack/logger';
 import type { Listener } from './listener';
 
-/** Something to release after the listeners drained (Prisma disconnect, Redis quit...). */
-export type Closer = (() => unknown) | { name: string; close: () => unknown };
+/** Something to release after the listeners drained (Prisma disconnect, Redis quit...);
+ * it is told why the shutdown runs (the signal, or the caller's reason). */
+export type Closer = ((reason: string) => unknown) | { name: string; close: (reason: string) => unknown };
 
 export interface ShutdownOptions {
   listeners: readonly Pick<Listener, 'close'>[];
@@ -46,7 +47,7 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
         for (const [index, closer] of list.entries()) {
           const name = typeof closer === 'function' ? closer.name || `closer ${index}` : closer.name;
           try {
-            await (typeof closer === 'function' ? closer() : closer.close());
+            await (typeof closer === 'function' ? closer(reason) : closer.close(reason));
           } catch (err) {
             failed = true;
             logger.error('closer failed', { closer: name, error: err instanceof Error ? err.message : String(err) });

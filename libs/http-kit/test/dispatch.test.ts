@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { z } from 'zod';
-import { ForbiddenError, NotFoundError } from '@selfstack/errors';
-import { compilePathTable, createDispatcher, createKitApp, definePath, mountPaths, type MountOptions, type RequestContext } from '../src';
+import { BadRequestError, ForbiddenError, NotFoundError } from '@selfstack/errors';
+import { createLogger } from '@selfstack/logger';
+import { compilePathTable, createDispatcher, createKitApp, definePath, definePathFor, mountPaths, type MountOptions, type RequestContext } from '../src';
 import { capturedLogger, sampleTable } from './sample-table';
 
 function buildApp(mount: MountOptions = {}, flavour: 'vault' | 'nomad' | 'boxes' | 'registry' = 'vault') {
@@ -335,5 +336,97 @@ describe('NUL in path or query (PostgreSQL text cannot hold it)', () => {
     const ok = await request(app).get('/t/thing/a?prefix=b');
     expect(ok.status).toBe(200);
     expect(reached).toBe(1);
+  });
+});
+
+describe("an anchor's own parameter rules (FieldSpec decode/invalid, validateFirst, bodyFieldsInQuery)", () => {
+  type Extra = { who: string };
+  const path = definePathFor<Extra>();
+  const order: string[] = [];
+  const spec = path({
+    pattern: 'thing/:id',
+    summary: 'a route with Nomad-like fields',
+    fields: {
+      id: { in: 'path', schema: z.string().min(1), description: 'id' },
+      // Present and empty means true; anything but true/false is the anchor's own 400.
+      stale: {
+        in: 'query',
+        schema: z.boolean(),
+        description: 'stale',
+        default: false,
+        decode: (raw: unknown) => (raw === '' || raw === 'true' ? true : raw === 'false' ? false : raw),
+        invalid: () => new BadRequestError('Expect `true` or `false` for `stale`'),
+      },
+      index: {
+        in: 'query',
+        schema: z.number().int().min(0),
+        description: 'index',
+        decode: (raw: unknown) => (typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw),
+        invalid: () => new BadRequestError('Invalid index'),
+      },
+      // No weak conversion; null is "absent"; a bad value names the raw input.
+      Pause: {
+        in: 'body',
+        schema: z.boolean(),
+        description: 'pause',
+        decode: (raw: unknown) => (raw === null ? undefined : raw),
+        invalid: (raw: unknown, name: string) => new BadRequestError(`cannot unmarshal ${typeof raw} into ${name}`),
+      },
+    },
+    operations: {
+      read: (ctx) => ({ id: ctx.params.id, stale: ctx.query.stale, index: ctx.query.index ?? null, data: ctx.data, who: ctx.extra.who }),
+      update: (ctx) => ({ pause: ctx.body.Pause ?? null, who: ctx.extra.who }),
+    },
+  });
+  const mount = (options: MountOptions<Extra>) =>
+    createKitApp({ service: 'nomadish', logger: createLogger({ service: 't', silent: true }), errorFlavour: 'nomad', metrics: false, jsonWithoutContentType: true }, (a) =>
+      mountPaths<Extra>(a, [spec], {
+        prefix: '/v1',
+        extra: (req) => {
+          order.push('extra');
+          if (req.headers['x-token'] === 'bad') throw new ForbiddenError('Permission denied');
+          return { who: String(req.headers['x-token'] ?? 'anonymous') };
+        },
+        ...options,
+      }),
+    );
+
+  it('decode replaces the weak conversion, and a field that fails with `invalid` answers with that error at once', async () => {
+    const app = mount({ validateFirst: true, bodyFieldsInQuery: false });
+    expect((await request(app).get('/v1/thing/a?stale')).body).toMatchObject({ stale: true, index: null });
+    expect((await request(app).get('/v1/thing/a?stale=false&index=7')).body).toMatchObject({ stale: false, index: 7 });
+    const bad = await request(app).get('/v1/thing/a?stale=1&index=x');
+    expect(bad.status).toBe(400);
+    expect(bad.text).toBe('Expect `true` or `false` for `stale`');
+    expect((await request(app).get('/v1/thing/a?index=-1')).text).toBe('Invalid index');
+    expect((await request(app).put('/v1/thing/a').send({ Pause: null })).body).toEqual({ pause: null, who: 'anonymous' });
+    const typed = await request(app).put('/v1/thing/a').send({ Pause: 'true' });
+    expect(typed.status).toBe(400);
+    expect(typed.text).toBe('cannot unmarshal string into Pause');
+  });
+
+  it('validateFirst: a bad parameter answers before `extra` runs; by default `extra` runs first', async () => {
+    order.length = 0;
+    const first = mount({ validateFirst: true });
+    expect((await request(first).get('/v1/thing/a?index=x').set('X-Token', 'bad')).text).toBe('Invalid index');
+    expect(order).toEqual([]);
+    expect((await request(first).get('/v1/thing/a').set('X-Token', 'bad')).status).toBe(403);
+    expect((await request(first).get('/v1/thing/a').set('X-Token', 'me')).body.who).toBe('me');
+    const byDefault = mount({});
+    expect((await request(byDefault).get('/v1/thing/a?index=x').set('X-Token', 'bad')).status).toBe(403);
+  });
+
+  it('bodyFieldsInQuery false: a read never takes body fields from its query, and help says so', async () => {
+    const nomadish = mount({ bodyFieldsInQuery: false });
+    const read = await request(nomadish).get('/v1/thing/a?Pause=maybe');
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual({ id: 'a', stale: false });
+    const vaultish = mount({});
+    expect((await request(vaultish).get('/v1/thing/a?Pause=maybe')).text).toBe('cannot unmarshal string into Pause');
+    const help = await request(nomadish).get('/v1/thing/a?help=1');
+    const names = (help.body.openapi.paths['/thing/{id}'].get.parameters as { name: string }[]).map((p) => p.name);
+    expect(names).toEqual(['stale', 'index']);
+    const vaultHelp = await request(vaultish).get('/v1/thing/a?help=1');
+    expect((vaultHelp.body.openapi.paths['/thing/{id}'].get.parameters as { name: string }[]).map((p) => p.name)).toEqual(['stale', 'index', 'Pause']);
   });
 });

@@ -19,7 +19,7 @@ import type { MaintenanceGate } from './features/guards/maintenance';
 import { enforceRateLimit, type RateLimiter } from './features/guards/rate-limit';
 import { createUploadPaths } from './features/uploads/uploads.paths';
 import type { UploadService } from './features/uploads/uploads.service';
-import { Created, invalidRequest, type BoxesExtra } from './shared/request-context';
+import { invalidRequest, type BoxesExtra } from './shared/request-context';
 
 export interface AppDeps {
   authService: AuthService;
@@ -37,16 +37,6 @@ export interface AppDeps {
   /** Largest JSON body (uploads are streamed and not subject to it). */
   maxRequestBytes?: number | undefined;
   readiness?: () => Promise<Record<string, boolean>>;
-}
-
-function respond(_ctx: unknown, result: unknown, res: Response): void {
-  if (result === undefined) {
-    res.status(204).end();
-    return;
-  }
-  const created = result instanceof Created;
-  res.status(created ? 201 : 200).setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify(created ? result.body : result));
 }
 
 export function buildApp(deps: AppDeps): Express {
@@ -79,7 +69,6 @@ export function buildApp(deps: AppDeps): Express {
       };
       const common: MountOptions<BoxesExtra> = {
         extra,
-        respond,
         invalidRequest: invalidRequest,
         help: { title: 'Box-hosting API', version: '1' },
       };

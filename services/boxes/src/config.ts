@@ -31,32 +31,6 @@ export function boxesEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
     .and(blobStoreEnvSchema('BOXES_', defaultBlobRoot));
 }
 
-export interface BootstrapAdmin {
-  username: string;
-  email: string | undefined;
-  password: string;
-  token: string | undefined;
-}
-
-export interface BoxesConfig {
-  databaseUrl: string | undefined;
-  redisUrl: string | undefined;
-  logLevel: 'error' | 'warn' | 'info' | 'http' | 'verbose' | 'debug' | 'silly';
-  host: string;
-  port: number;
-  maxRequestBytes: number;
-  publicUrl: string | undefined;
-  signingKey: string | undefined;
-  uploadUrlTtlMs: number;
-  maxUploadBytes: number;
-  trustProxy: boolean;
-  bootstrapAdmin: BootstrapAdmin | undefined;
-  twoFactor: { sender: 'outbox' | 'webhook'; webhookUrl: string | undefined; webhookToken: string | undefined; codeTtlMs: number };
-  rateLimits: { apiPerMinute: number; loginPerMinute: number };
-  maintenanceCheckMs: number;
-  blob: BlobStoreConfig;
-}
-
 const isSet = (v: string | undefined) => v !== undefined && v.trim() !== '';
 
 /**
@@ -78,22 +52,9 @@ function crossProblems(env: EnvSource): ConfigProblem[] {
   return problems;
 }
 
-function parseEnv(env: EnvSource, defaultBlobRoot: string) {
-  const cross = crossProblems(env);
-  try {
-    const parsed = loadEnv(boxesEnvSchema(defaultBlobRoot), env);
-    if (cross.length > 0) throw new ConfigError(`invalid configuration (${cross.length} problem${cross.length === 1 ? '' : 's'}):`, cross);
-    return parsed;
-  } catch (err) {
-    if (!(err instanceof ConfigError) || cross.length === 0 || err.problems.some((p) => cross.includes(p))) throw err;
-    const all = [...err.problems, ...cross];
-    throw new ConfigError(`invalid configuration (${all.length} problems):`, all);
-  }
-}
-
-export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): BoxesConfig {
-  const e = parseEnv(env, defaultBlobRoot);
-  return {
+/** The service's configuration: the environment as the service uses it. */
+export function boxesConfigSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
+  return boxesEnvSchema(defaultBlobRoot).transform((e) => ({
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
@@ -118,6 +79,20 @@ export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_R
     rateLimits: { apiPerMinute: e.BOXES_RATE_LIMIT_API_PER_MINUTE, loginPerMinute: e.BOXES_RATE_LIMIT_LOGIN_PER_MINUTE },
     maintenanceCheckMs: e.BOXES_MAINTENANCE_CHECK_INTERVAL,
     blob: pickBlobStoreConfig(e as unknown as BlobStoreConfig),
-  };
+  }));
 }
 
+export type BoxesConfig = z.output<ReturnType<typeof boxesConfigSchema>>;
+
+export function loadBoxesConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): BoxesConfig {
+  const cross = crossProblems(env);
+  try {
+    const parsed = loadEnv(boxesConfigSchema(defaultBlobRoot), env);
+    if (cross.length > 0) throw new ConfigError(`invalid configuration (${cross.length} problem${cross.length === 1 ? '' : 's'}):`, cross);
+    return parsed;
+  } catch (err) {
+    if (!(err instanceof ConfigError) || cross.length === 0 || err.problems.some((p) => cross.includes(p))) throw err;
+    const all = [...err.problems, ...cross];
+    throw new ConfigError(`invalid configuration (${all.length} problems):`, all);
+  }
+}

@@ -1,83 +1,77 @@
-// Composition root: config -> clients -> stores/services -> app -> listen.
+// Composition root: config -> clients -> stores/services -> app -> listen (runService does
+// the rest: the DATABASE_URL check, logger, shutdown).
 // Usage: tsx services/boxes/src/main.ts (configuration from the environment,
 // docs/boxes.md "Configuration").
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createBlobStoreFromConfig } from '@selfstack/blob';
-import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
-import { createListener, installShutdown, type Closer } from '@selfstack/http-kit';
-import { createLogger } from '@selfstack/logger';
+import { createListener, runService } from '@selfstack/http-kit';
 import { buildApp } from './app';
 import { composeBoxes } from './compose';
 import { loadBoxesConfig } from './config';
 
-async function main(): Promise<void> {
-  const config = loadBoxesConfig(process.env);
-  if (!config.databaseUrl) {
-    throw new ConfigError('invalid configuration (1 problem):', [{ where: 'DATABASE_URL', message: 'is required (make dev starts an embedded PostgreSQL and sets it)' }]);
-  }
-  const logger = createLogger({ service: 'boxes', level: config.logLevel });
-  let signingKey = config.signingKey;
-  if (signingKey === undefined) {
-    // Fine for one process; replicas need a shared key or an upload URL signed by one
-    // replica is refused by the others.
-    signingKey = randomBytes(32).toString('base64url');
-    logger.warn('BOXES_SIGNING_KEY is unset: using a random per-process key; set it when running more than one replica');
-  }
+void runService({
+  name: 'boxes',
+  config: (env) => loadBoxesConfig(env),
+  settings: (config) => ({ logLevel: config.logLevel, databaseUrl: config.databaseUrl, redisUrl: config.redisUrl }),
+  async start({ config, logger, databaseUrl, onShutdown }) {
+    let signingKey = config.signingKey;
+    if (signingKey === undefined) {
+      // Fine for one process; replicas need a shared key or an upload URL signed by one
+      // replica is refused by the others.
+      signingKey = randomBytes(32).toString('base64url');
+      logger.warn('BOXES_SIGNING_KEY is unset: using a random per-process key; set it when running more than one replica');
+    }
 
-  const prisma = createPrismaClient({ url: config.databaseUrl, logger });
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
-  redis?.on('error', (err: Error) => logger.warn('redis error', { error: err.message }));
-  if (!redis) logger.warn('REDIS_URL is unset: rate limits are counted in memory (one process only)');
-  const blobs = createBlobStoreFromConfig(config.blob);
+    const prisma = createPrismaClient({ url: databaseUrl, logger });
+    onShutdown('prisma', () => prisma.$disconnect());
+    // Rate limits are counters with expiry, not bus messages: a client of their own.
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+    if (redis) {
+      redis.on('error', (err: Error) => logger.warn('redis error', { error: err.message }));
+      onShutdown('redis', () => redis.quit());
+    } else {
+      logger.warn('REDIS_URL is unset: rate limits are counted in memory (one process only)');
+    }
+    const blobs = createBlobStoreFromConfig(config.blob);
 
-  const composed = composeBoxes(
-    { prisma, blobs, logger, redis, redisPrefix: 'boxes:' },
-    {
-      signingKey,
-      uploadUrlTtlMs: config.uploadUrlTtlMs,
-      maxUploadBytes: config.maxUploadBytes,
-      publicUrl: config.publicUrl,
-      trustProxy: config.trustProxy,
-      maxRequestBytes: config.maxRequestBytes,
-      rateLimits: {
-        api: { limit: config.rateLimits.apiPerMinute, windowMs: 60_000 },
-        login: { limit: config.rateLimits.loginPerMinute, windowMs: 60_000 },
+    const composed = composeBoxes(
+      { prisma, blobs, logger, redis, redisPrefix: 'boxes:' },
+      {
+        signingKey,
+        uploadUrlTtlMs: config.uploadUrlTtlMs,
+        maxUploadBytes: config.maxUploadBytes,
+        publicUrl: config.publicUrl,
+        trustProxy: config.trustProxy,
+        maxRequestBytes: config.maxRequestBytes,
+        rateLimits: {
+          api: { limit: config.rateLimits.apiPerMinute, windowMs: 60_000 },
+          login: { limit: config.rateLimits.loginPerMinute, windowMs: 60_000 },
+        },
+        twoFactor:
+          config.twoFactor.sender === 'webhook' && config.twoFactor.webhookUrl
+            ? { sender: 'webhook', url: config.twoFactor.webhookUrl, token: config.twoFactor.webhookToken }
+            : { sender: 'outbox' },
+        codeTtlMs: config.twoFactor.codeTtlMs,
+        maintenanceCheckMs: config.maintenanceCheckMs,
+        readiness: async () => ({
+          postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
+          ...(redis ? { redis: await redis.ping().then(() => true, () => false) } : {}),
+        }),
       },
-      twoFactor:
-        config.twoFactor.sender === 'webhook' && config.twoFactor.webhookUrl
-          ? { sender: 'webhook', url: config.twoFactor.webhookUrl, token: config.twoFactor.webhookToken }
-          : { sender: 'outbox' },
-      codeTtlMs: config.twoFactor.codeTtlMs,
-      maintenanceCheckMs: config.maintenanceCheckMs,
-      readiness: async () => ({
-        postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
-        ...(redis ? { redis: await redis.ping().then(() => true, () => false) } : {}),
-      }),
-    },
-  );
+    );
 
-  if (config.bootstrapAdmin) {
-    const { created } = await composed.admin.bootstrap(config.bootstrapAdmin);
-    logger.info(created ? 'bootstrap admin created' : 'bootstrap admin present', { username: config.bootstrapAdmin.username });
-  }
+    if (config.bootstrapAdmin) {
+      const { created } = await composed.admin.bootstrap(config.bootstrapAdmin);
+      logger.info(created ? 'bootstrap admin created' : 'bootstrap admin present', { username: config.bootstrapAdmin.username });
+    }
 
-  const app = buildApp(composed.appDeps);
-  // Box images are streamed: the connection-level cap is the upload limit, JSON bodies
-  // are held to MAX_REQUEST_BYTES by the app.
-  const listener = await createListener(app, { port: config.port, host: config.host, maxRequestBytes: config.maxUploadBytes + 1024 * 1024 });
-  logger.info('boxes listening', { url: listener.url, public_url: config.publicUrl ?? '(from Host header)', blob_store: config.blob.kind });
-  const closers: Closer[] = [{ name: 'prisma', close: () => prisma.$disconnect() }];
-  if (redis) closers.push({ name: 'redis', close: () => redis.quit() });
-  installShutdown({ listeners: [listener], closers, logger });
-}
-
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`Error: ${err.message}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`Error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+    const app = buildApp(composed.appDeps);
+    // Box images are streamed: the connection-level cap is the upload limit, JSON bodies
+    // are held to MAX_REQUEST_BYTES by the app.
+    const listener = await createListener(app, { port: config.port, host: config.host, maxRequestBytes: config.maxUploadBytes + 1024 * 1024 });
+    logger.info('boxes listening', { url: listener.url, public_url: config.publicUrl ?? '(from Host header)', blob_store: config.blob.kind });
+    return [listener];
+  },
 });

@@ -1,16 +1,16 @@
-// Composition root: config -> clients -> server. Usage:
+// Composition root: config -> clients -> server; runService does the rest (logger, bus
+// choice, signals, exit codes). Usage:
 //   tsx services/controller/src/main.ts -config path/to/config.hcl
 // (also `--config=...` or CONTROLLER_CONFIG). The HCL file decides whether this process
 // runs a controller, a worker, or both (docs/controller.md).
-import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
-import { ConfigError, loadEnv, logLevelEnv, redisUrlEnv } from '@selfstack/config';
-import { createPrismaClient } from '@selfstack/db';
-import { createLogger } from '@selfstack/logger';
 import { z } from 'zod';
+import { ConfigError, loadEnv, logLevelEnv, redisUrlEnv, type EnvSource } from '@selfstack/config';
+import { createPrismaClient } from '@selfstack/db';
+import { runService } from '@selfstack/http-kit';
 import { loadServerConfig } from './config/controller-config';
 import { runServer } from './server';
 
-function configPathFrom(argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+function configPathFrom(argv: readonly string[], env: EnvSource): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const m = /^--?config(?:=(.*))?$/.exec(arg);
@@ -19,34 +19,25 @@ function configPathFrom(argv: readonly string[], env: NodeJS.ProcessEnv): string
   return env.CONTROLLER_CONFIG;
 }
 
-async function main(): Promise<void> {
-  const env = loadEnv(z.object({ REDIS_URL: redisUrlEnv, LOG_LEVEL: logLevelEnv }), process.env);
-  const path = configPathFrom(process.argv.slice(2), process.env);
+async function loadConfig(env: EnvSource) {
+  const shared = loadEnv(z.object({ REDIS_URL: redisUrlEnv, LOG_LEVEL: logLevelEnv }), env);
+  const path = configPathFrom(process.argv.slice(2), env);
   if (!path) throw new ConfigError('no configuration file given:', [{ where: 'command line', message: 'pass -config <file.hcl> or set CONTROLLER_CONFIG' }]);
-  const config = await loadServerConfig(path, process.env);
-  const logger = createLogger({ service: 'controller', level: env.LOG_LEVEL });
-  const bus: Bus = env.REDIS_URL ? createRedisBus({ url: env.REDIS_URL, prefix: 'selfstack:', logger }) : createMemoryBus();
-  const prisma = config.controller?.databaseUrl ? createPrismaClient({ url: config.controller.databaseUrl, logger }) : undefined;
-  const server = await runServer({ config, logger, bus, ...(prisma ? { prisma } : {}) });
-
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
-      logger.warn('second signal received, exiting immediately', { signal });
-      process.exit(1);
-    }
-    void server.shutdown(signal).then(() => process.exit(0));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  return { ...shared, server: await loadServerConfig(path, env) };
 }
 
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`Error: ${err.message}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`Error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+void runService({
+  name: 'controller',
+  config: loadConfig,
+  // The database is the controller role's (`database { url = ... }`); a worker has none.
+  requiresDatabase: false,
+  settings: (config) => ({ logLevel: config.LOG_LEVEL, databaseUrl: config.server.controller?.databaseUrl, redisUrl: config.REDIS_URL }),
+  async start({ config, logger, databaseUrl, bus, onShutdown }) {
+    const prisma = databaseUrl !== '' ? createPrismaClient({ url: databaseUrl, logger }) : undefined;
+    // The server owns its shutdown sequence (the anchor's graceful wait, then its
+    // listeners, the database and the bus): one closer, run on the first signal.
+    const server = await runServer({ config: config.server, logger, bus: bus('selfstack:'), ...(prisma ? { prisma } : {}) });
+    onShutdown('server', (reason) => server.shutdown(reason));
+    return [];
+  },
 });

@@ -10,7 +10,6 @@ import { downloadsSummaryPaths } from './features/modules/downloads-summary.path
 import { authorizeModuleRead, modulesPaths, principalExtra } from './features/modules/modules.paths';
 import type { ModuleService } from './features/modules/modules.service';
 import type { PublishService } from './features/publish/publish.service';
-import { registryRespond } from './http/reply';
 
 export interface RegistryAppDeps {
   logger: Logger;
@@ -38,8 +37,8 @@ export function buildApp(deps: RegistryAppDeps): Express {
     },
     (app) => {
       const extra = principalExtra(deps.auth);
-      const common = { extra, respond: registryRespond, logger: deps.logger };
-      mountPaths(app, discoveryPaths(), { prefix: '/.well-known', respond: registryRespond, logger: deps.logger, help: false });
+      const common = { extra, logger: deps.logger };
+      mountPaths(app, discoveryPaths(), { prefix: '/.well-known', logger: deps.logger, help: false });
       mountPaths(app, adminPaths({ admin: deps.admin, auth: deps.auth }), { ...common, prefix: '/v1/admin', authorize: authorizeAdmin(deps.auth) });
       mountPaths(app, modulesPaths({ modules: deps.modules, publish: deps.publish, auth: deps.auth, maxArchiveBytes: deps.maxArchiveBytes }), {
         ...common,

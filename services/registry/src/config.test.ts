@@ -48,4 +48,19 @@ describe('loadRegistryConfig', () => {
     const text = String((err as Error).message) + JSON.stringify((err as ConfigError & { problems: unknown }).problems);
     for (const v of ['REGISTRY_SIGNING_KEY', 'REGISTRY_ADMIN_TOKEN', 'REGISTRY_MAX_ARCHIVE_BYTES', 'REGISTRY_BLOB_S3_BUCKET', 'PORT']) expect(text).toContain(v);
   });
+
+  it('says what each limit counts', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadRegistryConfig(env);
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+      return [];
+    };
+    expect(problems({ REGISTRY_MAX_ARCHIVE_ENTRIES: 'many' })).toEqual([
+      { where: 'REGISTRY_MAX_ARCHIVE_ENTRIES', message: 'must be a number of files and directories (digits only)' },
+    ]);
+    expect(problems({ REGISTRY_MAX_ARCHIVE_BYTES: 'lots' })).toEqual([{ where: 'REGISTRY_MAX_ARCHIVE_BYTES', message: 'must be a byte count (digits only)' }]);
+  });
 });

@@ -2,7 +2,7 @@
 // "Configuration"). Every problem is reported together by loadEnv.
 import { z } from 'zod';
 import { booleanEnv, durationEnv, integerEnv, loadEnv, optionalEnv, sharedEnv, type EnvSource } from '@selfstack/config';
-import { blobStoreEnvSchema, pickBlobStoreConfig, type BlobStoreConfig } from '@selfstack/blob';
+import { blobStoreEnvSchema, pickBlobStoreConfig } from '@selfstack/blob';
 
 const MiB = 1024 * 1024;
 const secret = (min: number, what: string) => optionalEnv(z.string().min(min, { message: `must be at least ${min} characters (${what})` }));
@@ -20,32 +20,14 @@ export function registryEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
       REGISTRY_ARCHIVE_URL_TTL: durationEnv('5m'),
       REGISTRY_MAX_ARCHIVE_BYTES: integerEnv(20 * MiB, { min: 1024, what: 'a byte count' }),
       REGISTRY_MAX_UNPACKED_BYTES: integerEnv(200 * MiB, { min: 1024, what: 'a byte count' }),
-      REGISTRY_MAX_ARCHIVE_ENTRIES: integerEnv(10_000, { min: 1, what: 'a byte count' }),
+      REGISTRY_MAX_ARCHIVE_ENTRIES: integerEnv(10_000, { min: 1, what: 'a number of files and directories' }),
     })
     .and(blobStoreEnvSchema('REGISTRY_', defaultBlobRoot));
 }
 
-export interface RegistryConfig {
-  databaseUrl: string | undefined;
-  redisUrl: string | undefined;
-  logLevel: 'error' | 'warn' | 'info' | 'http' | 'verbose' | 'debug' | 'silly';
-  host: string;
-  port: number;
-  maxRequestBytes: number;
-  publicReads: boolean;
-  publicArchives: boolean;
-  signingKey: string | undefined;
-  adminToken: string | undefined;
-  archiveUrlTtlSeconds: number;
-  maxArchiveBytes: number;
-  maxUnpackedBytes: number;
-  maxArchiveEntries: number;
-  blob: BlobStoreConfig;
-}
-
-export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): RegistryConfig {
-  const e = loadEnv(registryEnvSchema(defaultBlobRoot), env);
-  return {
+/** The registry's configuration: the environment as the service uses it. */
+export function registryConfigSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
+  return registryEnvSchema(defaultBlobRoot).transform((e) => ({
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
@@ -63,5 +45,11 @@ export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLO
     maxUnpackedBytes: e.REGISTRY_MAX_UNPACKED_BYTES,
     maxArchiveEntries: e.REGISTRY_MAX_ARCHIVE_ENTRIES,
     blob: pickBlobStoreConfig(e),
-  };
+  }));
+}
+
+export type RegistryConfig = z.output<ReturnType<typeof registryConfigSchema>>;
+
+export function loadRegistryConfig(env: EnvSource, defaultBlobRoot = DEFAULT_BLOB_ROOT): RegistryConfig {
+  return loadEnv(registryConfigSchema(defaultBlobRoot), env);
 }

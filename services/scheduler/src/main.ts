@@ -1,106 +1,72 @@
-// Composition root: config -> clients -> state store -> app -> listen.
+// Composition root: config -> clients -> state store -> app -> listen (runService does the
+// rest: the DATABASE_URL check, logger, bus, workers, shutdown).
 // Usage: tsx services/scheduler/src/main.ts (configuration: docs/scheduler.md).
 // With SCHEDULER_WORKERS > 1 this process becomes the primary of a node:cluster: it only
-// supervises, and each worker runs everything below on the shared port.
+// supervises, and each worker runs `start` on the shared port.
 import cluster from 'node:cluster';
 import { hostname } from 'node:os';
-import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
-import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
-import { CONFIG_ERROR_EXIT_CODE, createListener, followPrimary, installShutdown, resolveWorkerCount, superviseWorkers } from '@selfstack/http-kit';
-import { createLogger } from '@selfstack/logger';
+import { createListener, resolveWorkerCount, runService } from '@selfstack/http-kit';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
-import { startEventLogPruner } from './features/events/event-log-pruner';
+import { composeScheduler } from './compose';
 import { createEngine } from './engine/engine';
-import type { Db } from './features/common/common.types';
+import { startEventLogPruner } from './features/events/event-log-pruner';
 import { idleGcOptions, loadSchedulerEnv } from './config';
+import type { Db } from './shared/common.types';
 
-async function main(): Promise<void> {
-  const env = loadSchedulerEnv(process.env);
-  if (!env.DATABASE_URL) {
-    throw new ConfigError('invalid configuration (1 problem):', [{ where: 'DATABASE_URL', message: 'is required (make dev starts an embedded PostgreSQL and sets it)' }]);
-  }
-  const logger = createLogger({ service: 'scheduler', level: env.LOG_LEVEL });
-  const workers = resolveWorkerCount(env.SCHEDULER_WORKERS);
-  if (cluster.isPrimary && workers > 1) {
-    logger.info('starting workers', { workers, port: env.PORT });
-    superviseWorkers({ count: workers, logger });
-    return;
-  }
-  const prisma = createPrismaClient({ url: env.DATABASE_URL, logger });
-  let bus: Bus;
-  if (env.REDIS_URL) {
-    bus = createRedisBus({ url: env.REDIS_URL, prefix: 'scheduler:', logger });
-  } else {
-    logger.warn('REDIS_URL is unset: blocking queries are woken in memory (one process only)');
-    bus = createMemoryBus();
-  }
-  const state = createStateStore<Db>({ prisma, bus, logger });
-  await state.ready();
+void runService({
+  name: 'scheduler',
+  config: loadSchedulerEnv,
+  settings: (env) => ({ logLevel: env.LOG_LEVEL, databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL, workers: resolveWorkerCount(env.SCHEDULER_WORKERS) }),
+  async start({ config: env, logger, databaseUrl, bus, onShutdown, beforeDrain }) {
+    const prisma = createPrismaClient({ url: databaseUrl, logger });
+    const processBus = bus('scheduler:', 'REDIS_URL is unset: blocking queries are woken in memory (one process only)');
+    const state = createStateStore<Db>({ prisma, bus: processBus, logger });
+    await state.ready();
+    // Event streams end (with the index to resume from) before the listener drains.
+    const stopping = new AbortController();
+    beforeDrain('event streams', () => stopping.abort());
+    // The event backlog's retention (issue 27).
+    const pruner = startEventLogPruner({
+      state,
+      logger,
+      retention: { keepEvents: env.SCHEDULER_EVENT_RETENTION_EVENTS, maxAgeMs: env.SCHEDULER_EVENT_RETENTION_AGE, intervalMs: env.SCHEDULER_EVENT_PRUNE_INTERVAL },
+    });
+    onShutdown('event log pruner', () => pruner.stop());
+    // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
+    const engine = env.SCHEDULER_ENGINE_WORKERS > 0 ? createEngine({ prisma, state, bus: processBus, logger, databaseUrl, workers: env.SCHEDULER_ENGINE_WORKERS }) : null;
+    if (engine) onShutdown('engine', () => engine.stop());
+    onShutdown('state', () => state.close());
+    onShutdown('prisma', () => prisma.$disconnect());
 
-  const stopping = new AbortController();
-  const app = buildApp({
-    stopping: stopping.signal,
-    prisma,
-    state,
-    logger,
-    config: {
-      region: env.SCHEDULER_REGION,
-      datacenter: env.SCHEDULER_DATACENTER,
-      nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
-      advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
-      aclEnabled: env.SCHEDULER_ACL_ENABLED,
-      nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
-      peers: env.SCHEDULER_PEER_REGIONS,
-      version: '2.0.6',
+    const app = buildApp(
+      composeScheduler(
+        { prisma, state, logger },
+        {
+          region: env.SCHEDULER_REGION,
+          datacenter: env.SCHEDULER_DATACENTER,
+          nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
+          advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
+          aclEnabled: env.SCHEDULER_ACL_ENABLED,
+          nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
+          peers: env.SCHEDULER_PEER_REGIONS,
+          version: '2.0.6',
+          maxRequestBytes: env.MAX_REQUEST_BYTES,
+          eventStream: { heartbeatMs: env.SCHEDULER_EVENT_HEARTBEAT, slowConsumerMs: env.SCHEDULER_EVENT_SLOW_CONSUMER },
+        },
+        { readiness: async () => ({ postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false) }), stopping: stopping.signal },
+      ),
+    );
+    await engine?.start();
+    const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
+    const listener = await createListener(app, {
+      port: env.PORT,
+      host: env.HOST,
       maxRequestBytes: env.MAX_REQUEST_BYTES,
-      eventStream: { heartbeatMs: env.SCHEDULER_EVENT_HEARTBEAT, slowConsumerMs: env.SCHEDULER_EVENT_SLOW_CONSUMER },
-    },
-    readiness: async () => ({
-      postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
-    }),
-  });
-  const pruner = startEventLogPruner({
-    state,
-    logger,
-    retention: { keepEvents: env.SCHEDULER_EVENT_RETENTION_EVENTS, maxAgeMs: env.SCHEDULER_EVENT_RETENTION_AGE, intervalMs: env.SCHEDULER_EVENT_PRUNE_INTERVAL },
-  });
-  // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
-  const engine = env.SCHEDULER_ENGINE_WORKERS > 0
-    ? createEngine({ prisma, state, bus, logger, databaseUrl: env.DATABASE_URL, workers: env.SCHEDULER_ENGINE_WORKERS })
-    : null;
-  await engine?.start();
-  const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
-  const listener = await createListener(app, {
-    port: env.PORT,
-    host: env.HOST,
-    maxRequestBytes: env.MAX_REQUEST_BYTES,
-    ...(idleGc ? { idleGc: { ...idleGc, onCollect: (c: { held: number; ms: number }) => logger.debug('idle young-generation collection', c) } } : {}),
-  });
-  logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED, worker: cluster.worker?.id ?? 0 });
-  const shutdown = installShutdown({
-    listeners: [listener],
-    beforeDrain: [{ name: 'event streams', close: () => stopping.abort() }],
-    closers: [
-      { name: 'event log pruner', close: async () => pruner.stop() },
-      ...(engine ? [{ name: 'engine', close: () => engine.stop() }] : []),
-      { name: 'state', close: () => state.close() },
-      { name: 'bus', close: () => bus.close() },
-      { name: 'prisma', close: () => prisma.$disconnect() },
-    ],
-    logger,
-    // A worker stops when its primary says so (or is gone); the primary owns the signals.
-    ...(cluster.isWorker ? { signals: [] } : {}),
-  });
-  if (cluster.isWorker) followPrimary(shutdown);
-}
-
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`Error: ${err.message}\n`);
-    process.exit(CONFIG_ERROR_EXIT_CODE);
-  }
-  process.stderr.write(`Error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+      ...(idleGc ? { idleGc: { ...idleGc, onCollect: (c: { held: number; ms: number }) => logger.debug('idle young-generation collection', c) } } : {}),
+    });
+    logger.info('scheduler listening', { url: listener.url, region: env.SCHEDULER_REGION, acl: env.SCHEDULER_ACL_ENABLED, worker: cluster.worker?.id ?? 0 });
+    return [listener];
+  },
 });

@@ -5,7 +5,7 @@
 // reference's exact StatusDescription strings.
 import request from 'supertest';
 import { waitFor } from '@selfstack/testing';
-import type { JsonObject } from '../src/features/common/common.types';
+import type { JsonObject } from '../src/shared/common.types';
 import { jobAllocs, registerReadyNode, reportAllocs, startHarness, waitForEval, type Harness, type TestNode } from './harness';
 
 let h: Harness;

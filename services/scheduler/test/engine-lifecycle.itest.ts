@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { waitFor } from '@selfstack/testing';
-import type { JsonObject } from '../src/features/common/common.types';
+import type { JsonObject } from '../src/shared/common.types';
 import { registerReadyNode, startHarness, type Harness, type TestNode } from './harness';
 
 let h: Harness;

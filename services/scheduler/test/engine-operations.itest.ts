@@ -3,7 +3,7 @@
 // validate/job and jobs/parse. Real PostgreSQL and Redis.
 import request from 'supertest';
 import { waitFor } from '@selfstack/testing';
-import type { JsonObject } from '../src/features/common/common.types';
+import type { JsonObject } from '../src/shared/common.types';
 import type { Engine } from '../src/engine/engine';
 import { nextPeriodicLaunch } from '../src/engine/periodic';
 import type { Job } from '../src/features/jobs/jobs.types';

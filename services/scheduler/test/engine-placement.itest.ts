@@ -4,7 +4,7 @@
 // and 400s for specs the scheduler could never honour.
 import request from 'supertest';
 import { waitFor } from '@selfstack/testing';
-import type { JsonObject } from '../src/features/common/common.types';
+import type { JsonObject } from '../src/shared/common.types';
 import { jobAllocs, registerReadyNode, reportAllocs, startHarness, waitForEval, type Harness, type TestNode } from './harness';
 
 let h: Harness;

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { startTestListener, waitFor, type TestListener } from '@selfstack/testing';
 import type { Express } from 'express';
 import { buildApp } from '../src/app';
+import { composeScheduler } from '../src/compose';
 import { createLogger } from '@selfstack/logger';
 import { BASE_CONFIG, expectPlain, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
 import { openStream, type StreamClient, type StreamLine } from './event-stream-client';
@@ -194,7 +195,7 @@ describe('event stream (ACLs off)', () => {
   it('ends open streams with an error line when the server starts shutting down', async () => {
     const stopping = new AbortController();
     const logger = createLogger({ service: 'scheduler-test', silent: true });
-    const app: Express = buildApp({ prisma: h.prisma, state: h.state, logger, stopping: stopping.signal, config: { ...BASE_CONFIG, eventStream: SETTINGS } });
+    const app: Express = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, eventStream: SETTINGS }, { stopping: stopping.signal }));
     const s = await startTestListener(app);
     try {
       const c = await openStream(s.url, '/v1/event/stream?topic=Job');

@@ -8,8 +8,9 @@ import { createPrismaClient, type PrismaClient } from '@selfstack/db';
 import { createLogger } from '@selfstack/logger';
 import { createStateStore, type StateStore } from '@selfstack/state';
 import { createTestDatabase, deleteRedisKeys, testRedisPrefix, testRedisUrl, type TestDatabase } from '@selfstack/testing';
-import { buildApp, type SchedulerConfig } from '../src/app';
-import type { Db, JsonObject } from '../src/features/common/common.types';
+import { buildApp } from '../src/app';
+import { composeScheduler, type SchedulerConfig } from '../src/compose';
+import type { Db, JsonObject } from '../src/shared/common.types';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
 import type { Allocation } from '../src/features/allocations/allocations.types';
 import { createDeploymentStore } from '../src/features/deployments/deployments.store';
@@ -50,7 +51,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
   const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
-  const appWith = (c: Partial<SchedulerConfig>) => buildApp({ prisma, state, logger, config: { ...BASE_CONFIG, ...config, ...c } });
+  const appWith = (c: Partial<SchedulerConfig>) => buildApp(composeScheduler({ prisma, state, logger }, { ...BASE_CONFIG, ...config, ...c }));
   const engines: Engine[] = [];
   return {
     app: appWith({}),
@@ -71,7 +72,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       const state2 = createStateStore<Db>({ prisma: prisma2, bus: bus2, logger });
       await state2.ready();
       return {
-        app: buildApp({ prisma: prisma2, state: state2, logger, config: { ...BASE_CONFIG, ...config } }),
+        app: buildApp(composeScheduler({ prisma: prisma2, state: state2, logger }, { ...BASE_CONFIG, ...config })),
         async close() {
           await state2.close();
           await bus2.close();

@@ -1,12 +1,10 @@
-// Composition root: config -> prisma -> bus -> stores -> services -> app(s) -> listener(s)
-// -> installShutdown. Nothing else reads process.env.
+// Composition root: config -> prisma -> bus -> stores -> services -> app(s) -> listener(s);
+// runService does the rest (logger, bus choice, shutdown, exit codes). Nothing else reads
+// process.env.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
-import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
-import { createListener, installShutdown, type Listener } from '@selfstack/http-kit';
-import { createLogger } from '@selfstack/logger';
+import { createListener, runService, type Listener } from '@selfstack/http-kit';
 import { buildApp } from './app';
 import { entryCacheOptions, loadSecretsConfig } from './config';
 import { createEntryPool } from './features/barrier/barrier.store';
@@ -43,67 +41,59 @@ async function devMode(services: SecretsServices, rootTokenId: string | undefine
   print('');
 }
 
-async function main(): Promise<void> {
-  const config = await loadSecretsConfig(process.env);
-  const env = config.env;
-  const logger = createLogger({ service: 'secrets', level: env.LOG_LEVEL });
-  for (const w of config.warnings) logger.warn(w);
+void runService({
+  name: 'secrets',
+  config: loadSecretsConfig,
+  // Without DATABASE_URL the server uses the local default database.
+  settings: ({ env }) => ({ logLevel: env.LOG_LEVEL, databaseUrl: env.DATABASE_URL ?? DEFAULT_DATABASE_URL, redisUrl: env.REDIS_URL }),
+  // `vault server` exits 1 on a configuration it cannot load.
+  configErrorExitCode: 1,
+  async start({ config, logger, databaseUrl, bus, onShutdown }) {
+    const env = config.env;
+    for (const w of config.warnings) logger.warn(w);
 
-  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  // Prisma serves the rare barrier operations; the entry store's prepared statements run
-  // on their own node-postgres pool (docs/secrets.md, "Design notes").
-  const prisma = createPrismaClient({ url: databaseUrl, poolSize: 2 });
-  const pool = createEntryPool({
-    url: databaseUrl,
-    max: env.SECRETS_DB_POOL,
-    onIdleError: (err) => logger.warn('entry store: idle Postgres connection lost', { err: err.message }),
-  });
-  const bus: Bus = env.REDIS_URL ? createRedisBus({ url: env.REDIS_URL, prefix: 'secrets:', logger }) : createMemoryBus();
-  const services = createSecretsServices({
-    prisma,
-    pool,
-    bus,
-    cache: entryCacheOptions(env),
-  });
-  await services.start();
+    // Prisma serves the rare barrier operations; the entry store's prepared statements run
+    // on their own node-postgres pool (docs/secrets.md, "Design notes").
+    const prisma = createPrismaClient({ url: databaseUrl, poolSize: 2 });
+    const pool = createEntryPool({
+      url: databaseUrl,
+      max: env.SECRETS_DB_POOL,
+      onIdleError: (err) => logger.warn('entry store: idle Postgres connection lost', { err: err.message }),
+    });
+    const services = createSecretsServices({
+      prisma,
+      pool,
+      bus: bus('secrets:'),
+      cache: entryCacheOptions(env),
+    });
+    // The physical cache's heartbeat publishes on the bus, which runService closes last.
+    onShutdown('cache heartbeat', () => services.stop());
+    onShutdown('prisma', () => prisma.$disconnect());
+    onShutdown('pg', () => pool.end());
+    await services.start();
 
-  if (env.SECRETS_DEV_MODE) {
-    await devMode(services, env.SECRETS_DEV_ROOT_TOKEN, env.SECRETS_DEV_STATE_FILE, (line) => process.stdout.write(`${line}\n`));
-  }
-
-  const readiness = async () => {
-    let postgres = false;
-    try {
-      await pool.query('SELECT 1');
-      postgres = true;
-    } catch {
-      postgres = false;
+    if (env.SECRETS_DEV_MODE) {
+      await devMode(services, env.SECRETS_DEV_ROOT_TOKEN, env.SECRETS_DEV_STATE_FILE, (line) => process.stdout.write(`${line}\n`));
     }
-    return { postgres, unsealed: !services.barrier.isSealed() };
-  };
 
-  const listeners: Listener[] = [];
-  for (const l of config.listeners) {
-    const app = buildApp({ services, logger, listener: l, readiness });
-    const listener = await createListener(app, { port: l.port, host: l.host, maxRequestBytes: l.maxRequestBytes > 0 ? l.maxRequestBytes * 2 : undefined });
-    listeners.push(listener);
-    logger.info('listening', { url: listener.url });
-  }
-  installShutdown({
-    listeners,
-    logger,
-    closers: [
-      // The physical cache's heartbeat publishes on the bus: stopped before it closes.
-      { name: 'cache heartbeat', close: async () => services.stop() },
-      { name: 'bus', close: () => bus.close() },
-      { name: 'prisma', close: () => prisma.$disconnect() },
-      { name: 'pg', close: () => pool.end() },
-    ],
-  });
-}
+    const readiness = async () => {
+      let postgres = false;
+      try {
+        await pool.query('SELECT 1');
+        postgres = true;
+      } catch {
+        postgres = false;
+      }
+      return { postgres, unsealed: !services.barrier.isSealed() };
+    };
 
-main().catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else process.stderr.write(`secrets: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
+    const listeners: Listener[] = [];
+    for (const l of config.listeners) {
+      const app = buildApp({ services, logger, listener: l, readiness });
+      const listener = await createListener(app, { port: l.port, host: l.host, maxRequestBytes: l.maxRequestBytes > 0 ? l.maxRequestBytes * 2 : undefined });
+      listeners.push(listener);
+      logger.info('listening', { url: listener.url });
+    }
+    return listeners;
+  },
 });

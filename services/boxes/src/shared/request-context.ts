@@ -9,11 +9,6 @@ export interface BoxesExtra {
   clientKey: string;
 }
 
-/** A handler result answered with 201 Created instead of 200. */
-export class Created<T = unknown> {
-  constructor(readonly body: T) {}
-}
-
 /**
  * Missing or invalid parameters. The spec maps them to 403 ("forbidden use of the
  * system: a required request parameter is missing or a parameter is invalid; the errors

@@ -6,6 +6,7 @@
 // status 501 and `Allow: GET, HEAD`, as the anchor's gateway answers them.
 import http from 'node:http';
 import type { Registry } from 'prom-client';
+import { parseGoBool } from '@selfstack/config';
 import type { ConnectionStateName } from '../cluster/worker-upstream';
 
 export type WorkerOperationalState = 'active' | 'shutdown' | 'unknown';
@@ -32,8 +33,7 @@ export interface OpsOptions {
 }
 
 function truthy(value: string | null): boolean {
-  if (value === null) return false;
-  return ['1', 't', 'true', 'T', 'TRUE', 'True'].includes(value);
+  return value !== null && parseGoBool(value) === true;
 }
 
 export function createOpsHandler(options: OpsOptions): http.RequestListener {

@@ -9,7 +9,7 @@
 // Errors are retried with exponential backoff; an evaluation that keeps failing is marked
 // failed with a follow-up evaluation (the anchor's delivery limit).
 import type { Logger } from '@selfstack/logger';
-import { TABLES, newId, type Clock, type Db } from '../features/common/common.types';
+import { TABLES, newId, type Clock, type Db } from '../shared/common.types';
 import { waitUntilMs } from '../features/evaluations/evaluations.store';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import type { EngineStore } from './engine.store';

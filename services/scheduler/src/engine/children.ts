@@ -1,7 +1,7 @@
 // Child jobs of periodic and parameterized jobs (the anchor's periodic deriveJob and
 // Job.Dispatch): written like a register of a new job (version 0, a `job-register`
 // evaluation), inside the caller's write, and counted in the parent's Children summary.
-import { nowNanos, type Clock } from '../features/common/common.types';
+import { nowNanos, type Clock } from '../shared/common.types';
 import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
 import type { Evaluation } from '../features/evaluations/evaluations.types';

@@ -7,7 +7,7 @@
 // auto_revert is set. Runs inside the write that changed the health (or the deadline
 // timer's write), so the deployment never lags the allocations it counts.
 import type { Allocation } from '../features/allocations/allocations.types';
-import { asObject, nowNanos, type Clock } from '../features/common/common.types';
+import { asObject, nowNanos, type Clock } from '../shared/common.types';
 import type { DeploymentStore } from '../features/deployments/deployments.store';
 import type { Deployment, DeploymentTaskGroup } from '../features/deployments/deployments.types';
 import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';

@@ -2,8 +2,8 @@
 // need from the engine (client allocation updates, the deployment watcher).
 import { createAllocationStore } from '../features/allocations/allocations.store';
 import type { Logger } from '@selfstack/logger';
-import type { Clock } from '../features/common/common.types';
-import type { SchedulerState } from '../features/common/state.types';
+import type { Clock } from '../shared/common.types';
+import type { SchedulerState } from '../shared/blocking-read';
 import { createDeploymentStore } from '../features/deployments/deployments.store';
 import { createEvaluationStore } from '../features/evaluations/evaluations.store';
 import { createJobStore } from '../features/jobs/jobs.store';

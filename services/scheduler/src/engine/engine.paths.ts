@@ -4,10 +4,12 @@
 // request token (X-Scheduler-Token / X-Nomad-Token / Authorization: Bearer), or a
 // management token when ACLs are enabled.
 import { z } from 'zod';
-import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
+import { BadRequestError } from '@selfstack/errors';
+import { requestToken, type AnyPathSpec } from '@selfstack/http-kit';
+import { jsonMember, pathParam } from '../http/fields';
+import { WRITE_QUERY } from '../http/query';
 import { writeReply } from '../http/reply';
-import type { RequestExtra } from '../http/request-context';
-import { requestToken } from '../features/query/query.parser';
+import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from '../http/request-context';
 import type { ClientUpdatesService } from './client-updates.service';
 
 const allocUpdate = z
@@ -27,19 +29,22 @@ const allocUpdate = z
 
 export function enginePaths(clientUpdates: ClientUpdatesService): AnyPathSpec<RequestExtra>[] {
   return [
-    definePath({
+    schedulerPath({
       pattern: 'internal/node/:id/allocations',
       summary: 'Report the client status of allocations on a node (client agents)',
       description:
         'Body {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus: {Healthy, Timestamp}}]}. ' +
         "Authenticated by the node's SecretID as the request token, or a management token with ACLs enabled. Emits AllocationUpdated.",
       fields: {
-        id: { in: 'path', schema: z.string().min(1), required: true, description: 'node ID' },
-        Allocs: { in: 'body', schema: z.array(allocUpdate).min(1).max(1000), required: true, description: 'allocation updates (1 to 1000)' },
+        ...WRITE_QUERY,
+        id: pathParam('node ID'),
+        Allocs: jsonMember(z.array(allocUpdate), 'AllocUpdateRequest.Alloc', '[]*structs.Allocation', 'allocation updates (1 to 1000)'),
       },
       operations: {
         async update(ctx) {
-          const r = await clientUpdates.update(ctx.data.id, ctx.data.Allocs, requestToken(ctx.req.headers), ctx.extra.identity.acl);
+          const allocs = ctx.body.Allocs ?? [];
+          if (allocs.length === 0 || allocs.length > 1000) throw new BadRequestError('Allocs must hold 1 to 1000 allocation updates');
+          const r = await clientUpdates.update(ctx.params.id, allocs, requestToken(ctx.req.headers, TOKEN_HEADERS) ?? '', ctx.extra.identity.acl);
           return writeReply(r, r.Index);
         },
       },

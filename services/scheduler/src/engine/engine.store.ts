@@ -2,7 +2,7 @@
 // broker's candidate list, bulk allocation upserts, per-node usage and the facts a job's
 // status and summary are computed from. Stores are the only place touching the database
 // (docs/architecture.md); these statements are the engine's.
-import type { Db } from '../features/common/common.types';
+import type { Db } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import { allocResourceTotals } from '../features/allocations/allocations.types';
 import type { Deployment } from '../features/deployments/deployments.types';

@@ -10,7 +10,7 @@ import { createDeploymentStore } from '../features/deployments/deployments.store
 import { createEvaluationStore } from '../features/evaluations/evaluations.store';
 import { createJobStore } from '../features/jobs/jobs.store';
 import type { Node } from '../features/nodes/nodes.types';
-import { systemClock, type Clock, type Db } from '../features/common/common.types';
+import { systemClock, type Clock, type Db } from '../shared/common.types';
 import { BROKER_TABLES, createBroker, type BrokerDeps } from './broker';
 import { createWakeSignal, type WakeSignal } from './wake-signal';
 import { createEngineStore } from './engine.store';
@@ -19,7 +19,7 @@ import { createPlanApplier } from './plan-applier';
 import { createDeploymentWatcher } from './deployment-watcher';
 import { createPeriodicDispatcher } from './periodic';
 import { refreshJobState } from './job-state';
-import { TABLES } from '../features/common/common.types';
+import { TABLES } from '../shared/common.types';
 
 export interface EngineOptions {
   prisma: PrismaClient;

@@ -2,7 +2,7 @@
 // apply; a stale or partially committed plan is planned again from fresh state, up to 5
 // attempts for services (2 for batch) without progress; then the evaluation fails with a
 // blocked evaluation for what is left ("created due to placement conflicts").
-import { newId, type Clock, type Db } from '../features/common/common.types';
+import { newId, type Clock, type Db } from '../shared/common.types';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import type { Node } from '../features/nodes/nodes.types';
 import type { EngineStore } from './engine.store';

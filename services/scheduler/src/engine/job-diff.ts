@@ -3,7 +3,7 @@
 // nested objects, maps and lists as ObjectDiffs, task groups and their tasks by name. A
 // task changed in a way that replaces its allocations is annotated "forces create/destroy
 // update", otherwise "forces in-place update"; a task group carries its planned Updates.
-import { asObject, type JsonObject } from '../features/common/common.types';
+import { asObject, type JsonObject } from '../shared/common.types';
 import type { DesiredUpdates } from './engine.types';
 import { groupOf, tasksUpdated } from './job-rules';
 import type { Job } from '../features/jobs/jobs.types';

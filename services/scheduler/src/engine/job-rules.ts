@@ -1,7 +1,7 @@
 // Job-spec rules the scheduler applies (the anchor's structs): update strategies (group
 // block, or the job's, with defaults), reschedule policies per job type, allocation names,
 // and which spec changes replace an allocation (tasksUpdated) rather than update it in place.
-import { asObject, type JsonObject } from '../features/common/common.types';
+import { asObject, type JsonObject } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import type { Job } from '../features/jobs/jobs.types';
 

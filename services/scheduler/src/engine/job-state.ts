@@ -3,7 +3,7 @@
 // client status: pending -> Starting, running -> Running, ...). A child's status change
 // also refreshes its parent's Children counts.
 import type { StateEventInput } from '@selfstack/state';
-import type { Db } from '../features/common/common.types';
+import type { Db } from '../shared/common.types';
 import { isPeriodicOrParameterized, jobStatus, summaryFor } from '../features/jobs/job-spec';
 import { jobEvent } from '../features/jobs/jobs.service';
 import type { JobStore } from '../features/jobs/jobs.store';

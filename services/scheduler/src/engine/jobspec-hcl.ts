@@ -7,7 +7,7 @@
 // are substituted where an expression is exactly `var.x`/`local.x` or interpolates them.
 import { BadRequestError } from '@selfstack/errors';
 import { HclParseError, parseDuration, parseHcl } from '@selfstack/config';
-import { asObject, type JsonObject } from '../features/common/common.types';
+import { asObject, type JsonObject } from '../shared/common.types';
 
 type Body = JsonObject;
 

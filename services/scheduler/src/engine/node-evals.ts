@@ -5,7 +5,7 @@
 import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
 import type { NodeChangeHook } from '../features/nodes/nodes.service';
-import type { Clock } from '../features/common/common.types';
+import type { Clock } from '../shared/common.types';
 import type { EngineStore } from './engine.store';
 
 export function createNodeEvalHook(deps: { engineStore: EngineStore; evalStore: EvaluationStore; clock: Clock }): NodeChangeHook {

@@ -6,7 +6,7 @@
 // one launch, as the anchor does. prohibit_overlap skips a launch while a child is alive.
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
-import { asObject, TABLES, type Clock, type Db } from '../features/common/common.types';
+import { asObject, TABLES, type Clock, type Db } from '../shared/common.types';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import { isPeriodic } from '../features/jobs/job-spec';

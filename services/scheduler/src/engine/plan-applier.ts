@@ -12,7 +12,7 @@
 import type { StateEventInput, StateStore } from '@selfstack/state';
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { Allocation } from '../features/allocations/allocations.types';
-import { TABLES, nowNanos, type Clock, type Db } from '../features/common/common.types';
+import { TABLES, nowNanos, type Clock, type Db } from '../shared/common.types';
 import type { Node } from '../features/nodes/nodes.types';
 import type { DeploymentStore } from '../features/deployments/deployments.store';
 import type { Deployment } from '../features/deployments/deployments.types';

@@ -1,7 +1,7 @@
 // The reconciler's decisions as data (issue 25 items 3-4): placements, stops, rolling
 // updates with max_parallel and canaries, lost and draining nodes, rescheduling, batch.
 import type { Allocation } from '../features/allocations/allocations.types';
-import type { JsonObject } from '../features/common/common.types';
+import type { JsonObject } from '../shared/common.types';
 import type { Deployment } from '../features/deployments/deployments.types';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import type { Job } from '../features/jobs/jobs.types';

@@ -2,7 +2,7 @@
 // reconcile_cluster.go): compares the job's desired state with its allocations and the
 // nodes they run on, and decides what to place, stop, update in place, replace (rolling,
 // with canaries), reschedule now or later, and how the job's deployment moves. Pure.
-import { asObject, GO_ZERO_TIME, newId, type JsonObject } from '../features/common/common.types';
+import { asObject, GO_ZERO_TIME, newId, type JsonObject } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import type { Deployment, DeploymentTaskGroup } from '../features/deployments/deployments.types';
 import { newEvaluation } from '../features/evaluations/eval-factory';

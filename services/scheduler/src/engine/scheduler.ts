@@ -1,7 +1,7 @@
 // One evaluation turned into a plan (the anchor's GenericScheduler and SystemScheduler),
 // from a snapshot, without I/O: reconcile, then place each requested allocation through
 // the placement stack. The plan applier re-checks and commits it.
-import { asObject, GO_ZERO_TIME, newId, type JsonObject } from '../features/common/common.types';
+import { asObject, GO_ZERO_TIME, newId, type JsonObject } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import type { Deployment } from '../features/deployments/deployments.types';
 import type { Evaluation } from '../features/evaluations/evaluations.types';

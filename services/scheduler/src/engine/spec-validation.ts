@@ -2,7 +2,7 @@
 // Constraint, Affinity, Spread, UpdateStrategy, ReschedulePolicy, PeriodicConfig and
 // ParameterizedJobConfig Validate): what the engine could never honour is a 400 at
 // register, never a job that silently schedules nothing.
-import { asObject, type JsonObject } from '../features/common/common.types';
+import { asObject, type JsonObject } from '../shared/common.types';
 import type { Job } from '../features/jobs/jobs.types';
 import { CronSpecError, isValidTimeZone, parseCron } from './cron';
 import { toAffinity, toConstraint, validateAffinity, validateConstraint } from './placement/constraints';

@@ -4,51 +4,66 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Response } from 'express';
-import type { OperationContext } from '@selfstack/http-kit';
-import type { Indexed } from '../features/common/common.types';
-import { queryMetaHeaders, writeIndexHeaders } from '../features/query/query.headers';
+import { Reply, type FieldMap, type OperationContext } from '@selfstack/http-kit';
+import type { Indexed } from '../shared/common.types';
 import type { RequestExtra } from './request-context';
 
 const gzipAsync = promisify(gzip);
-const REPLY = Symbol('scheduler-reply');
 
-export interface Reply {
-  [REPLY]: true;
-  body: unknown;
-  headers: Record<string, string>;
-  status: number;
+/** What a read reports in its headers (Nomad's QueryMeta). */
+export interface QueryMeta {
+  index: number;
+  lastContactMs: number;
+  knownLeader: boolean;
+  nextToken: string;
 }
 
-function make(body: unknown, headers: Record<string, string> = {}, status = 200): Reply {
-  return { [REPLY]: true, body, headers, status };
+// The one header writer for reads and writes (reference §0.2 `setMeta`/`setIndex`). The
+// spec's X-Scheduler-* names are primary; the anchor's X-Nomad-* names are emitted too so
+// unmodified Nomad clients work.
+export function queryMetaHeaders(meta: QueryMeta): Record<string, string> {
+  const h: Record<string, string> = {
+    'X-Scheduler-Index': String(meta.index),
+    'X-Scheduler-KnownLeader': String(meta.knownLeader),
+    'X-Scheduler-LastContact': String(meta.lastContactMs),
+    'X-Nomad-Index': String(meta.index),
+    'X-Nomad-KnownLeader': String(meta.knownLeader),
+    'X-Nomad-LastContact': String(meta.lastContactMs),
+  };
+  // Absent on the last page (spec "Pagination").
+  if (meta.nextToken !== '') {
+    h['X-Scheduler-Nexttoken'] = meta.nextToken;
+    h['X-Nomad-Nexttoken'] = meta.nextToken;
+  }
+  return h;
 }
 
+/** Writes only carry the index (Nomad's setIndex). */
+export function writeIndexHeaders(index: number): Record<string, string> {
+  return { 'X-Scheduler-Index': String(index), 'X-Nomad-Index': String(index) };
+}
 /** A blocking-capable read: X-Scheduler-Index, KnownLeader, LastContact (+ Nexttoken). */
 export function readReply<T>(r: Indexed<T> & { nextToken?: string }): Reply {
-  return make(r.value, queryMetaHeaders({ index: r.index, knownLeader: true, lastContactMs: 0, nextToken: r.nextToken ?? '' }));
+  return new Reply(200, r.value, queryMetaHeaders({ index: r.index, knownLeader: true, lastContactMs: 0, nextToken: r.nextToken ?? '' }));
 }
 
 /** A write: only the index header (Nomad's setIndex). */
 export function writeReply(body: unknown, index: number): Reply {
-  return make(body, writeIndexHeaders(index));
+  return new Reply(200, body, writeIndexHeaders(index));
 }
 
 /** A body without index headers (agent and status endpoints). */
 export function plainReply(body: unknown): Reply {
-  return make(body);
+  return new Reply(200, body);
 }
 
 /** A write answering with no body (Nomad handlers returning nil), index header only. */
 export function emptyWriteReply(index: number): Reply {
-  return make(undefined, writeIndexHeaders(index));
+  return new Reply(200, undefined, writeIndexHeaders(index));
 }
 
 /** What a handler that wrote its own response (the event stream) answers: nothing more to write. */
 export const STREAMED: unique symbol = Symbol('scheduler-streamed');
-
-function isReply(v: unknown): v is Reply {
-  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[REPLY] === true;
-}
 
 /**
  * Serialised forms of one body object. Services hand the same object to every request
@@ -97,9 +112,9 @@ function gzipped(text: Buffer, pretty: boolean, e: Encoded): Promise<Buffer> {
 
 const GZIP = /\bgzip\b/i;
 
-export async function respond(ctx: OperationContext<Record<string, never>, RequestExtra>, result: unknown, res: Response): Promise<void> {
+export async function respond(ctx: OperationContext<FieldMap, RequestExtra>, result: unknown, res: Response): Promise<void> {
   if (result === STREAMED) return;
-  const reply = isReply(result) ? result : make(result);
+  const reply = result instanceof Reply ? result : new Reply(200, result);
   // Statuses come from this module (200 or a handler's own constant): no need for
   // Express's validating res.status() on every response.
   res.statusCode = reply.status;
@@ -109,7 +124,8 @@ export async function respond(ctx: OperationContext<Record<string, never>, Reque
     res.end();
     return;
   }
-  const pretty = ctx.extra.query.pretty;
+  // Every route declares `pretty` (READ_QUERY, WRITE_QUERY).
+  const pretty = ctx.data['pretty'] === true;
   const e = encodedOf(reply.body);
   const text = jsonText(reply.body, pretty, e);
   res.setHeader('Content-Type', 'application/json');

@@ -1,27 +1,21 @@
-// Per-request data every scheduler route gets as `ctx.extra`: the parsed query
-// conventions and the caller's identity (ACL).
-import type { Request } from 'express';
+// Per-request data every scheduler route gets as `ctx.extra`: the caller's identity (ACL),
+// resolved after the kit validated the query and body (MountOptions.validateFirst: Nomad
+// parses every parameter before its RPC checks the token).
+import type { IncomingHttpHeaders } from 'node:http';
+import { definePathFor, requestToken } from '@selfstack/http-kit';
 import type { Identity } from '../features/acl/acl.service';
-import type { ReadOptions } from '../features/common/common.types';
-import { parseQueryOptions, requestToken } from '../features/query/query.parser';
-import type { QueryOptions } from '../features/query/query.types';
 
 export interface RequestExtra {
-  query: QueryOptions;
   identity: Identity;
 }
 
-export interface ExtraDeps {
-  region: string;
-  resolveIdentity(secret: string): Promise<Identity>;
-}
+/** definePath for the scheduler's tables: handlers read their own validated fields. */
+export const schedulerPath = definePathFor<RequestExtra>();
 
-export async function buildExtra(deps: ExtraDeps, req: Request): Promise<RequestExtra> {
-  const query = parseQueryOptions(req.query as Record<string, unknown>, req.headers, { region: deps.region });
-  const identity = await deps.resolveIdentity(requestToken(req.headers));
-  return { query, identity };
-}
+/** The spec's X-Scheduler-Token, the anchor's X-Nomad-Token, then `Authorization: Bearer`
+ * (reference §0 `parseToken`). */
+export const TOKEN_HEADERS = ['x-scheduler-token', 'x-nomad-token', 'authorization'] as const;
 
-export function readOptions(q: QueryOptions, signal: AbortSignal): ReadOptions {
-  return { minIndex: q.minIndex, waitMs: q.waitMs, signal };
+export function requestExtra(resolveIdentity: (secret: string) => Promise<Identity>) {
+  return async (req: { headers: IncomingHttpHeaders }): Promise<RequestExtra> => ({ identity: await resolveIdentity(requestToken(req.headers, TOKEN_HEADERS) ?? '') });
 }

@@ -28,11 +28,3 @@ export const unsupportedPath = (): AppError => new AppError(404, [multierror('un
 export const unsupportedOperation = (): AppError => new AppError(405, [multierror('unsupported operation')]);
 export const sealedError = (): AppError => new AppError(503, ['Vault is sealed']);
 export const notInitializedError = (): AppError => new AppError(501, ['Vault is not initialized']);
-
-/** A response with a status and a full envelope body (KV v2 deleted versions answer 404 with data). */
-export class StatusResponse {
-  constructor(
-    readonly status: number,
-    readonly body: { data?: unknown; warnings?: string[] } | null,
-  ) {}
-}

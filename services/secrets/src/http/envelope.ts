@@ -1,20 +1,14 @@
 // The response envelope (reference §1) and the writers for every success shape:
 // 204 with no body, 200 envelope (keys in Go's struct order), injector responses (a Go
-// map, so keys sorted), raw sys bodies, and "404 with a body" StatusResponses. They run
-// under the /v1 handler, which has set `Cache-Control: no-store` on the response already.
+// map, so keys sorted), raw sys bodies, and the kit's Reply for another status ("404 with
+// a body" for a deleted KV v2 version, or no body). They run under the /v1 handler, which
+// has set `Cache-Control: no-store` on the response already.
 import type { ServerResponse } from 'node:http';
+import { Reply, sendJson } from '@selfstack/http-kit';
 import { stringifyWithRaw } from '../core/json';
-import { StatusResponse } from '../core/errors';
-import { LogicalResponse, RawResponse } from './logical-response';
+import { LogicalResponse } from './logical-response';
 
 const JSON_TYPE = 'application/json';
-
-export function writeJson(res: ServerResponse, status: number, text: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', JSON_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
-}
 
 export function writeNoContent(res: ServerResponse, status = 204): void {
   res.statusCode = status;
@@ -73,19 +67,16 @@ export function envelopeText(ctx: EnvelopeContext, r: LogicalResponse['init']): 
   );
 }
 
-/** Writes whatever a logical handler returned. */
+/** Writes whatever a logical handler returned. A Reply's body is the envelope's content. */
 export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: unknown): void {
-  if (result instanceof RawResponse) {
-    writeJson(res, result.status, `${JSON.stringify(result.body)}\n`);
-    return;
-  }
-  if (result instanceof StatusResponse) {
-    if (result.body === null) {
+  if (result instanceof Reply) {
+    const body = result.body as LogicalResponse['init'] | undefined;
+    if (body === undefined) {
       res.statusCode = result.status;
       res.end();
       return;
     }
-    writeJson(res, result.status, `${stringifyWithRaw(envelope(ctx, result.body))}\n`);
+    sendJson(res, result.status, `${stringifyWithRaw(envelope(ctx, body))}\n`);
     return;
   }
   if (result === undefined || result === null) {
@@ -93,9 +84,16 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
       writeNoContent(res);
       return;
     }
-    writeJson(res, 200, `${JSON.stringify(envelope(ctx, {}))}\n`);
+    sendJson(res, 200, `${JSON.stringify(envelope(ctx, {}))}\n`);
     return;
   }
   const init = result instanceof LogicalResponse ? result.init : { data: result };
-  writeJson(res, 200, `${init.injectTopLevel ? stringifyWithRaw(envelope(ctx, init)) : envelopeText(ctx, init)}\n`);
+  sendJson(res, 200, `${init.injectTopLevel ? stringifyWithRaw(envelope(ctx, init)) : envelopeText(ctx, init)}\n`);
+}
+
+/** The raw sys handlers (init, seal-status, unseal, health, leader): a bare JSON body, with
+ * a Reply's status where it is not 200. */
+export function writeRaw(res: ServerResponse, result: unknown): void {
+  if (result instanceof Reply) sendJson(res, result.status, `${JSON.stringify(result.body)}\n`);
+  else sendJson(res, 200, `${JSON.stringify(result)}\n`);
 }

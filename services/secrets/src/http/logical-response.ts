@@ -16,11 +16,3 @@ export class LogicalResponse {
 }
 
 export const respondWith = (init: LogicalResponseInit): LogicalResponse => new LogicalResponse(init);
-
-/** Raw sys handlers (init, seal-status, unseal, health, leader): a status and a bare JSON body. */
-export class RawResponse {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {}
-}

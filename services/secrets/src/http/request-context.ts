@@ -1,6 +1,6 @@
 // What the secrets pipeline resolves before a path table runs, handed to the kit's
 // dispatcher as `ctx.extra` (mount, token, ACL).
-import type { OperationContext, RequestContext, FieldMap, PathSpec } from '@selfstack/http-kit';
+import { definePathFor, type OperationContext, type RequestContext, type FieldMap, type PathSpec } from '@selfstack/http-kit';
 import type { Acl } from '../features/policies/acl';
 import type { MountEntry } from '../features/mounts/mounts.types';
 import type { TokenEntry } from '../features/tokens/tokens.types';
@@ -30,9 +30,7 @@ export function aclPath(ctx: SecretsRequestContext): string {
 }
 
 /** definePath with the secrets context type fixed (field types still inferred). */
-export function secretsPath<const F extends FieldMap = Record<never, never>>(spec: PathSpec<F, SecretsExtra>): SecretsPathSpec {
-  return spec as unknown as SecretsPathSpec;
-}
+export const secretsPath = definePathFor<SecretsExtra>();
 
 /** Vault's comma-string-or-list fields (`policies: "a,b"` or `["a","b"]`). */
 export function commaList(value: readonly unknown[] | string | undefined): string[] {

@@ -5,7 +5,7 @@
 // validation; `respond` writes the envelope.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, parseBool, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -22,7 +22,7 @@ import { createTokenPaths } from '../features/tokens/tokens.paths';
 import type { SecretsServices } from '../services';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
-import { writeLogical } from './envelope';
+import { writeLogical, writeRaw } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
 
 const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
@@ -36,25 +36,14 @@ const HELP: HelpOptions = {
   version: '1.0.0',
 };
 
-export function clientToken(req: Request): string {
-  const h = req.headers;
-  const direct = h['x-secrets-token'] ?? h['x-vault-token'];
-  if (typeof direct === 'string' && direct !== '') return direct.trim();
-  const auth = h.authorization;
-  if (typeof auth === 'string') {
-    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (m) return (m[1] as string).trim();
-  }
-  return '';
-}
+/** The spec's X-Secrets-Token, the anchor's X-Vault-Token, then `Authorization: Bearer`. */
+const TOKEN_HEADERS = ['x-secrets-token', 'x-vault-token', 'authorization'] as const;
 
 function operationOf(req: Request): CapabilityName {
   switch (req.method) {
     case 'GET':
-    case 'HEAD': {
-      const list = req.query.list;
-      return list === 'true' || list === '1' || list === 't' || list === 'TRUE' || list === 'True' ? 'list' : 'read';
-    }
+    case 'HEAD':
+      return parseBool(req.query.list) === true ? 'list' : 'read';
     case 'LIST':
       return 'list';
     case 'PATCH':
@@ -133,7 +122,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
 
   const raw = createDispatcher(createSysRawPaths({ sys: services.sys }), {
     prefix: '/v1/sys',
-    respond,
+    respond: (_ctx, result, res) => writeRaw(res, result),
     extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
     help: false,
     unsupportedOperation: () => new AppError(405, []),
@@ -205,7 +194,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
 
       // Cached tokens and ACLs are taken without waiting; the rest is loaded.
-      const tokenId = clientToken(req);
+      const tokenId = requestToken(req.headers, TOKEN_HEADERS) ?? '';
       if (tokenId === '') throw missingToken();
       const entry = tokens.lookupCached(tokenId) ?? (await tokens.lookup(tokenId));
       if (!entry) throw invalidToken();

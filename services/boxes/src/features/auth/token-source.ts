@@ -3,21 +3,13 @@
 // headers), and the deprecated `access_token` query parameter (vagrant sends it with
 // VAGRANT_SERVER_ACCESS_TOKEN_BY_URL=1).
 import type { IncomingHttpHeaders } from 'node:http';
+import { requestToken } from '@selfstack/http-kit';
 
-function single(value: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  const t = v?.trim();
-  return t ? t : undefined;
-}
+const TOKEN_HEADERS = ['authorization', 'x-atlas-token', 'x-legacy-token'] as const;
 
 export function extractToken(headers: IncomingHttpHeaders, query: Record<string, unknown>): string | undefined {
-  const auth = single(headers.authorization);
-  if (auth) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (m?.[1]) return m[1];
-  }
-  const legacy = single(headers['x-atlas-token']) ?? single(headers['x-legacy-token']);
-  if (legacy) return legacy;
+  const fromHeaders = requestToken(headers, TOKEN_HEADERS);
+  if (fromHeaders !== undefined) return fromHeaders;
   const q = query.access_token;
   const fromQuery = Array.isArray(q) ? q[0] : q;
   return typeof fromQuery === 'string' && fromQuery.trim() !== '' ? fromQuery.trim() : undefined;

@@ -3,8 +3,8 @@
 // 2.3.4 sends, reference A.2 "Body shape quirk"); both are declared and merged, the
 // wrapped values winning. Version and provider bodies are always wrapped.
 import { z } from 'zod';
-import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
-import { Created, invalidRequest, type BoxesExtra } from '../../shared/request-context';
+import { definePath, Reply, type AnyPathSpec } from '@selfstack/http-kit';
+import { invalidRequest, type BoxesExtra } from '../../shared/request-context';
 import type { BoxService } from './boxes.service';
 import { boxFieldsSchema, providerFieldsSchema, versionFieldsSchema, type BoxFields, type SearchParams } from './boxes.types';
 
@@ -76,7 +76,7 @@ export function createBoxPaths(deps: { boxService: BoxService }): AnyPathSpec<Bo
       summary: 'Create a box',
       fields: flatBoxFields,
       operations: {
-        create: async (ctx) => new Created(await s.createBox(ctx.extra.caller, mergeBoxFields(ctx.body))),
+        create: async (ctx) => new Reply(201, await s.createBox(ctx.extra.caller, mergeBoxFields(ctx.body))),
       },
     }),
     definePath({
@@ -109,7 +109,7 @@ export function createBoxPaths(deps: { boxService: BoxService }): AnyPathSpec<Bo
       summary: 'Create a version',
       fields: { ...boxPathFields, ...versionBody },
       operations: {
-        create: async (ctx) => new Created(await s.createVersion(ctx.extra.caller, ctx.params, ctx.body.version ?? {})),
+        create: async (ctx) => new Reply(201, await s.createVersion(ctx.extra.caller, ctx.params, ctx.body.version ?? {})),
       },
     }),
     definePath({
@@ -139,7 +139,7 @@ export function createBoxPaths(deps: { boxService: BoxService }): AnyPathSpec<Bo
       summary: 'Create a provider',
       fields: { ...versionPathFields, ...providerBody },
       operations: {
-        create: async (ctx) => new Created(await s.createProvider(ctx.extra.caller, ctx.params, ctx.params.box_version, ctx.body.provider ?? {})),
+        create: async (ctx) => new Reply(201, await s.createProvider(ctx.extra.caller, ctx.params, ctx.params.box_version, ctx.body.provider ?? {})),
       },
     }),
     definePath({

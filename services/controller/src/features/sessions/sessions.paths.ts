@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { BadRequestError, MethodNotAllowedError, UnauthorizedError } from '@selfstack/errors';
-import { definePath, type AnyPathSpec, type RequestContext } from '@selfstack/http-kit';
+import { definePath, requestToken, type AnyPathSpec, type RequestContext } from '@selfstack/http-kit';
 import type { SessionService } from './sessions.service';
 import { SESSION_STATUSES, sessionView, workerView } from './sessions.types';
 
@@ -79,9 +79,7 @@ export function bearerAuthorizer(token: string | undefined): ((ctx: RequestConte
   if (!token) return undefined;
   const expected = Buffer.from(token);
   return (ctx) => {
-    const header = ctx.req.headers.authorization ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    const given = Buffer.from(m?.[1]?.trim() ?? '');
+    const given = Buffer.from(requestToken(ctx.req.headers, ['authorization']) ?? '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw new UnauthorizedError('missing or invalid bearer token');
     }

@@ -3,10 +3,9 @@
 // a typo (`namepsace`) never silently creates a read-only token.
 import { z } from 'zod';
 import { BadRequestError } from '@selfstack/errors';
-import type { AnyPathSpec, OperationContext, FieldMap } from '@selfstack/http-kit';
+import { Reply, type AnyPathSpec, type OperationContext, type FieldMap } from '@selfstack/http-kit';
 import type { AuthService, RegistryExtra } from '../auth/auth.service';
 import { def } from '../modules/modules.paths';
-import { HttpReply } from '../../http/reply';
 import type { AdminService } from './admin.service';
 import { createNamespaceBody, createTokenBody } from './admin.types';
 
@@ -38,7 +37,7 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
         },
         async create(ctx) {
           refuseUnknown(ctx);
-          return new HttpReply(201, {}, await admin.createNamespace({ name: ctx.body.name, ...(ctx.body.owner === undefined ? {} : { owner: ctx.body.owner }) }));
+          return new Reply(201, await admin.createNamespace({ name: ctx.body.name, ...(ctx.body.owner === undefined ? {} : { owner: ctx.body.owner }) }));
         },
       },
     }),
@@ -49,7 +48,7 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
       operations: {
         async delete(ctx) {
           await admin.deleteNamespace(ctx.params.name);
-          return new HttpReply(204);
+          return new Reply(204);
         },
       },
     }),
@@ -70,9 +69,8 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
         async create(ctx) {
           refuseUnknown(ctx);
           const b = ctx.body;
-          return new HttpReply(
+          return new Reply(
             201,
-            {},
             await admin.createToken({
               ...(b.description === undefined ? {} : { description: b.description }),
               ...(b.namespace === undefined ? {} : { namespace: b.namespace }),
@@ -89,7 +87,7 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
       operations: {
         async delete(ctx) {
           await admin.deleteToken(ctx.params.id);
-          return new HttpReply(204);
+          return new Reply(204);
         },
       },
     }),
@@ -109,7 +107,7 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
         },
       },
     }),
-  ] as AnyPathSpec<RegistryExtra>[];
+  ];
 }
 
 /** Every admin route needs the admin token. */

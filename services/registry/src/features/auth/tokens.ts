@@ -20,14 +20,5 @@ export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
-/** `Authorization: Bearer <t>` (Terraform's credentials); also `X-Registry-Token: <t>`. */
-export function tokenFromHeaders(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const auth = headers.authorization;
-  if (typeof auth === 'string') {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (m) return m[1];
-  }
-  const alt = headers['x-registry-token'];
-  if (typeof alt === 'string' && alt.trim() !== '') return alt.trim();
-  return undefined;
-}
+/** `Authorization: Bearer <t>` (Terraform's credentials), then `X-Registry-Token: <t>`. */
+export const TOKEN_HEADERS = ['authorization', 'x-registry-token'] as const;

@@ -20,5 +20,5 @@ export function discoveryPaths(): AnyPathSpec<RegistryExtra>[] {
         },
       },
     }),
-  ] as AnyPathSpec<RegistryExtra>[];
+  ];
 }

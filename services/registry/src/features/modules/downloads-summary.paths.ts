@@ -19,5 +19,5 @@ export function downloadsSummaryPaths(deps: { modules: ModuleService }): AnyPath
         },
       },
     }),
-  ] as AnyPathSpec<RegistryExtra>[];
+  ];
 }

@@ -3,12 +3,11 @@
 // (POST/DELETE on the version URL, docs/registry.md). Order matters: the first pattern
 // that matches wins, so literal segments come before parameters.
 import { z } from 'zod';
-import { readRawBody, type AnyPathSpec, type FieldMap, type OperationContext, type PathSpec } from '@selfstack/http-kit';
+import { definePathFor, readRawBody, Reply, requestToken, type AnyPathSpec, type FieldMap, type OperationContext } from '@selfstack/http-kit';
 import { BadRequestError, UnsupportedMediaTypeError } from '@selfstack/errors';
 import type { AuthService, RegistryExtra } from '../auth/auth.service';
-import { tokenFromHeaders } from '../auth/tokens';
+import { TOKEN_HEADERS } from '../auth/tokens';
 import type { PublishService } from '../publish/publish.service';
-import { HttpReply } from '../../http/reply';
 import type { ModuleService, RequestUrl } from './modules.service';
 
 export interface ModulesPathsDeps {
@@ -49,9 +48,7 @@ function mediaType(header: string | undefined): string {
 type Ctx = OperationContext<FieldMap, RegistryExtra>;
 
 /** definePath with the registry's per-request extra. */
-export function def<const F extends FieldMap>(spec: PathSpec<F, RegistryExtra>): PathSpec<F, RegistryExtra> {
-  return spec;
-}
+export const def = definePathFor<RegistryExtra>();
 
 /** Specs that do their own access check (signed archive URLs). */
 export const ARCHIVE_PATTERNS = new Set([':namespace/:name/:provider/:version/archive.tar.gz', ':namespace/:name/:provider/:version/archive.zip']);
@@ -80,19 +77,15 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
             { namespace: ctx.params.namespace, name: ctx.params.name, provider: ctx.params.provider, version: ctx.params.version, format },
             { signature: ctx.query.token, authorized },
           );
-          return new HttpReply(
-            200,
-            {
-              'Content-Type': archive.contentType,
-              'Content-Length': String(archive.size),
-              'Content-Disposition': `attachment; filename="${archive.filename.replace(/[^A-Za-z0-9._+-]/g, '_')}"`,
-              'X-Checksum-Sha256': archive.sha256,
-              Digest: `sha-256=${Buffer.from(archive.sha256, 'hex').toString('base64')}`,
-              ETag: `"${archive.sha256}"`,
-              'Cache-Control': 'private, max-age=300',
-            },
-            archive.stream,
-          );
+          return new Reply(200, archive.stream, {
+            'Content-Type': archive.contentType,
+            'Content-Length': String(archive.size),
+            'Content-Disposition': `attachment; filename="${archive.filename.replace(/[^A-Za-z0-9._+-]/g, '_')}"`,
+            'X-Checksum-Sha256': archive.sha256,
+            Digest: `sha-256=${Buffer.from(archive.sha256, 'hex').toString('base64')}`,
+            ETag: `"${archive.sha256}"`,
+            'Cache-Control': 'private, max-age=300',
+          });
         },
       },
     });
@@ -139,7 +132,7 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
         async read(ctx) {
           const latest = await modules.latestVersion(ctx.params.namespace, ctx.params.name, ctx.params.provider);
           const path = requestUrl(ctx.req.originalUrl).path.replace(/\/+$/, '').replace(/\/download$/, '');
-          return new HttpReply(302, { Location: `${path}/${encodeURIComponent(latest)}/download`, 'Cache-Control': 'no-store' });
+          return new Reply(302, undefined, { Location: `${path}/${encodeURIComponent(latest)}/download`, 'Cache-Control': 'no-store' });
         },
       },
     }),
@@ -153,7 +146,7 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
         async read(ctx) {
           // A HEAD (link checkers, proxies) is not an installation: not counted.
           const location = await modules.downloadLocation(ctx.params.namespace, ctx.params.name, ctx.params.provider, ctx.params.version, ctx.method !== 'HEAD');
-          return new HttpReply(204, { 'X-Registry-Get': location, 'X-Terraform-Get': location, 'Cache-Control': 'no-store' });
+          return new Reply(204, undefined, { 'X-Registry-Get': location, 'X-Terraform-Get': location, 'Cache-Control': 'no-store' });
         },
       },
     }),
@@ -196,11 +189,11 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
             ...(ctx.query.description === undefined ? {} : { description: ctx.query.description }),
             ...(ctx.query.source === undefined ? {} : { source: ctx.query.source }),
           });
-          return new HttpReply(201, { 'Content-Type': 'application/json' }, result);
+          return new Reply(201, result);
         },
         async delete(ctx) {
           await publish.remove({ principal: ctx.extra.principal, namespace: ctx.params.namespace, name: ctx.params.name, provider: ctx.params.provider, version: ctx.params.version });
-          return new HttpReply(204);
+          return new Reply(204);
         },
       },
     }),
@@ -244,7 +237,7 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
         },
       },
     }),
-  ] as AnyPathSpec<RegistryExtra>[];
+  ];
 }
 
 /** Reads need a token unless REGISTRY_PUBLIC_READS (default); archives check themselves. */
@@ -259,6 +252,6 @@ export function authorizeModuleRead(auth: AuthService) {
 /** MountOptions.extra for every registry table: who is calling. */
 export function principalExtra(auth: AuthService) {
   return async (req: { headers: Record<string, string | string[] | undefined> }): Promise<RegistryExtra> => ({
-    principal: await auth.authenticate(tokenFromHeaders(req.headers)),
+    principal: await auth.authenticate(requestToken(req.headers, TOKEN_HEADERS)),
   });
 }

@@ -5,7 +5,7 @@
 // set_contains(_all), set_contains_any, is_set, is_not_set (distinct_hosts and
 // distinct_property are placement-wide and checked by their own steps).
 import { RE2JS } from 're2js';
-import { asObject, type JsonObject } from '../../features/common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import { parseVersionConstraint, versionMatches } from './versions';
 

@@ -3,7 +3,7 @@
 // datacenters and node pool), job and group constraints, drivers, distinct_hosts and
 // distinct_property. A step answers null (feasible) or the reason the anchor records in
 // ConstraintFiltered.
-import { asObject, type JsonObject } from '../../features/common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 import type { Job } from '../../features/jobs/jobs.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import {

@@ -1,6 +1,6 @@
 // Table-driven tests of the placement pipeline's steps (issue 25 item 2): each step alone,
 // then the stack choosing nodes and recording the anchor's AllocMetric.
-import type { JsonObject } from '../../features/common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 import type { Job } from '../../features/jobs/jobs.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import { checkOperand, constraintString, resolveTarget, validateConstraint, type Constraint } from './constraints';

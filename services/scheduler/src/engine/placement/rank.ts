@@ -1,7 +1,7 @@
 // Ranking steps of the placement pipeline (the anchor's rank.go and spread.go): each
 // returns one score in [-1, 1] (or null when it has nothing to say); a node's final score
 // is the mean of its scores (ScoreNormalizationIterator).
-import { asObject, type JsonObject } from '../../features/common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 import type { Job } from '../../features/jobs/jobs.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import { affinitiesOf, meetsConstraint, resolveTarget, type Affinity } from './constraints';

@@ -1,6 +1,6 @@
 // What a task group asks for and what a node offers (the anchor's AllocatedResources,
 // NodeResources minus ReservedResources).
-import { asObject, type JsonObject } from '../../features/common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import type { Resources } from '../engine.types';
 

@@ -3,7 +3,7 @@
 // against capacity minus what live and planned allocations hold, then scores, a limit on
 // the nodes scored (log2 of the candidates for services, 2 for batch, all with affinities
 // or spreads) and the best score. Every step records the anchor's AllocMetric.
-import type { JsonObject } from '../../features/common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 import type { Job } from '../../features/jobs/jobs.types';
 import type { Node } from '../../features/nodes/nodes.types';
 import { addResources, emptyMetric, NO_RESOURCES, type AllocMetric, type Resources } from '../engine.types';

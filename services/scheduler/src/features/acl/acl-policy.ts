@@ -2,7 +2,7 @@
 // in HCL or JSON, compiled into capability sets the way Nomad's acl package does.
 import { BadRequestError } from '@selfstack/errors';
 import { parseHcl } from '@selfstack/config';
-import { asObject, type JsonObject } from '../common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 
 export type Capability =
   | 'deny'

@@ -2,10 +2,10 @@
 // ACLs disabled every request acts with management rights, as Nomad does.
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ForbiddenError, NotFoundError } from '@selfstack/errors';
-import { sha256Hex, TABLES, type Clock, type Indexed, type ReadOptions } from '../common/common.types';
-import { blockingRead, type SchedulerState } from '../common/state.types';
-import { compileFilter, paginate } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { sha256Hex, TABLES, type Clock, type Indexed, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, type SchedulerState } from '../../shared/blocking-read';
+import { compileFilter, paginateByCreateIndex } from '../../http/pagination';
+import type { ListQuery } from '../../http/query';
 import { Acl, parseRules, type PolicyRules } from './acl-policy';
 import type { AclPolicy, AclStore, AclToken } from './acl.store';
 
@@ -201,20 +201,10 @@ export function createAclService(deps: AclServiceDeps) {
     },
 
     /** GET /v1/acl/tokens: by CreateIndex (by ID with a prefix), filter and pagination (reference §0.3). */
-    async listTokens(q: QueryOptions, opts: ReadOptions): Promise<Indexed<Record<string, unknown>[]> & { nextToken: string }> {
+    async listTokens(q: ListQuery, opts: ReadOptions): Promise<Indexed<Record<string, unknown>[]> & { nextToken: string }> {
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.aclTokens], opts, (db) => aclStore.listTokens(db, q.prefix));
-      const byId = q.prefix !== '';
-      const page = paginate({
-        items: r.value,
-        keyOf: (t) => (byId ? [t.AccessorID] : [t.CreateIndex, t.AccessorID]),
-        tokenKind: byId ? 'id' : 'create-index',
-        perPage: q.perPage,
-        nextToken: q.nextToken,
-        reverse: q.reverse,
-        filter,
-        datumOf: (t) => tokenStub(t),
-      });
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (t) => t.AccessorID, datumOf: tokenStub });
       return { index: r.index, value: page.items.map(tokenStub), nextToken: page.nextToken };
     },
 

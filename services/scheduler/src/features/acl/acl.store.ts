@@ -1,6 +1,6 @@
 // ACL policies, tokens (secrets stored as sha256 hashes) and the bootstrap marker.
 import type { Prisma } from '@selfstack/db';
-import type { Db, JsonObject } from '../common/common.types';
+import type { Db, JsonObject } from '../../shared/common.types';
 
 export type AclPolicy = JsonObject & { Name: string; Description: string; Rules: string; CreateIndex: number; ModifyIndex: number };
 export type AclToken = JsonObject & {

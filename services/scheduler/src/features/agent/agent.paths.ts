@@ -1,9 +1,9 @@
 // Agent and status endpoints: this process is a single server that is always the leader
 // of its region (spec "Consistency": LastContact 0, KnownLeader true).
 import type { AnyPathSpec } from '@selfstack/http-kit';
-import { READ_QUERY, route } from '../../http/fields';
+import { READ_QUERY } from '../../http/query';
 import { plainReply } from '../../http/reply';
-import type { RequestExtra } from '../../http/request-context';
+import { schedulerPath, type RequestExtra } from '../../http/request-context';
 import { denied } from '../acl/acl.service';
 
 export interface AgentInfo {
@@ -45,7 +45,7 @@ export function agentPaths(info: AgentInfo): AnyPathSpec<RequestExtra>[] {
     DelegateCur: 2,
   };
   return [
-    route({
+    schedulerPath({
       pattern: 'agent/members',
       summary: 'Cluster members (servers)',
       fields: { ...READ_QUERY },
@@ -56,7 +56,7 @@ export function agentPaths(info: AgentInfo): AnyPathSpec<RequestExtra>[] {
         },
       },
     }),
-    route({
+    schedulerPath({
       pattern: 'agent/self',
       summary: 'This agent: configuration summary, member entry and stats',
       fields: { ...READ_QUERY },
@@ -80,19 +80,19 @@ export function agentPaths(info: AgentInfo): AnyPathSpec<RequestExtra>[] {
         },
       },
     }),
-    route({
+    schedulerPath({
       pattern: 'status/leader',
       summary: 'Address of the leader',
       fields: { ...READ_QUERY },
       operations: { read: () => plainReply(rpc) },
     }),
-    route({
+    schedulerPath({
       pattern: 'status/peers',
       summary: 'Raft peers of the region',
       fields: { ...READ_QUERY },
       operations: { read: () => plainReply([rpc]) },
     }),
-    route({
+    schedulerPath({
       pattern: 'regions',
       summary: 'Known regions',
       fields: { ...READ_QUERY },

@@ -3,13 +3,13 @@
 import { NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
-import { nowNanos, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
+import { nowNanos, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
 import type { EvaluationStore } from '../evaluations/evaluations.store';
 import type { Paged } from '../jobs/jobs.service';
-import { compileFilter, paginateByCreateIndex } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { compileFilter, paginateByCreateIndex } from '../../http/pagination';
+import type { ListQuery } from '../../http/query';
 import type { AllocationStore } from './allocations.store';
 import { allocStub, type Allocation } from './allocations.types';
 
@@ -27,14 +27,14 @@ export function allocEvent(type: string, a: Allocation) {
 export function createAllocationService(deps: AllocationServiceDeps) {
   const { allocStore, evalStore, state } = deps;
   return {
-    async list(q: QueryOptions, acl: Acl, flags: { resources: boolean; taskStates: boolean }, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
+    async list(q: ListQuery, acl: Acl, flags: { resources: boolean; taskStates: boolean }, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
       if (!q.allNamespaces && !acl.allowNamespaceOperation(q.namespace, 'read-job')) throw denied();
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.allocs], opts, (db) =>
         allocStore.list(db, { namespaces: q.allNamespaces ? null : [q.namespace], prefix: q.prefix }),
         shareKey('allocs', q.allNamespaces ? null : q.namespace, q.prefix),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (a) => acl.allowNamespaceOperation(a.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (a) => a.ID, accept: (a) => acl.allowNamespaceOperation(a.Namespace, 'read-job') });
       return { index: r.index, value: page.items.map((a) => allocStub(a, flags)), nextToken: page.nextToken };
     },
 

@@ -1,6 +1,6 @@
 // Allocations in Postgres (scheduler.allocations), listed by CreateIndex (reference §0.3).
 import type { Prisma } from '@selfstack/db';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import { allocResourceTotals, type Allocation } from './allocations.types';
 
 export interface AllocListQuery {

@@ -7,15 +7,15 @@ import type { AllocationStore } from '../allocations/allocations.store';
 import { allocEvent } from '../allocations/allocations.service';
 import { allocStub, type Allocation } from '../allocations/allocations.types';
 import type { StateEventInput } from '@selfstack/state';
-import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
+import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
 import type { EvaluationStore } from '../evaluations/evaluations.store';
 import type { Evaluation } from '../evaluations/evaluations.types';
 import { deploymentEvent, refreshJobStatus, type Paged } from '../jobs/jobs.service';
 import type { JobStore } from '../jobs/jobs.store';
-import { compileFilter, paginateByCreateIndex } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { compileFilter, paginateByCreateIndex } from '../../http/pagination';
+import type { ListQuery } from '../../http/query';
 import type { DeploymentStore } from './deployments.store';
 import { isActiveDeployment, type Deployment, type DeploymentUpdateResponse } from './deployments.types';
 
@@ -61,8 +61,7 @@ const TERMINAL_MESSAGES: Record<Action, string> = {
 };
 
 /** Checks a write body's DeploymentID against the path (reference §4). */
-export function checkDeploymentId(body: JsonObject, pathId: string): void {
-  const id = body['DeploymentID'];
+export function checkDeploymentId(id: string | undefined, pathId: string): void {
   if (id === undefined || id === '') throw new BadRequestError('DeploymentID must be specified');
   if (id !== pathId) throw new BadRequestError('Deployment ID does not match');
 }
@@ -137,14 +136,14 @@ export function createDeploymentService(deps: DeploymentServiceDeps) {
   }
 
   return {
-    async list(q: QueryOptions, acl: Acl, opts: ReadOptions): Promise<Paged<Deployment[]>> {
+    async list(q: ListQuery, acl: Acl, opts: ReadOptions): Promise<Paged<Deployment[]>> {
       if (!q.allNamespaces && !acl.allowNamespaceOperation(q.namespace, 'read-job')) throw denied();
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.deployments], opts, (db) =>
         deploymentStore.list(db, { namespaces: q.allNamespaces ? null : [q.namespace], prefix: q.prefix }),
         shareKey('deployments', q.allNamespaces ? null : q.namespace, q.prefix),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (d) => acl.allowNamespaceOperation(d.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (d) => d.ID, accept: (d) => acl.allowNamespaceOperation(d.Namespace, 'read-job') });
       return { index: r.index, value: page.items, nextToken: page.nextToken };
     },
 

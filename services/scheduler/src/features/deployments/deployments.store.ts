@@ -1,6 +1,6 @@
 // Deployments in Postgres (scheduler.deployments), listed by CreateIndex (reference §0.3).
 import type { Prisma } from '@selfstack/db';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import type { Deployment } from './deployments.types';
 
 export interface DeploymentListQuery {

@@ -1,5 +1,5 @@
 // Deployment shape (spec "Deployment"; reference §4).
-import type { JsonObject } from '../common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 
 export interface DeploymentTaskGroup {
   AutoRevert: boolean;

@@ -1,5 +1,5 @@
 // New evaluations are recorded as `pending` (placement is the scheduling engine's job).
-import { GO_ZERO_TIME, newId, nowNanos, type Clock } from '../common/common.types';
+import { GO_ZERO_TIME, newId, nowNanos, type Clock } from '../../shared/common.types';
 import type { Evaluation } from './evaluations.types';
 
 export interface NewEvalInput {

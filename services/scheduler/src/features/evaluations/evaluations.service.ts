@@ -4,11 +4,11 @@ import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
 import type { AllocationStore } from '../allocations/allocations.store';
 import { allocStub } from '../allocations/allocations.types';
-import { TABLES, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
+import { TABLES, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import type { Paged } from '../jobs/jobs.service';
-import { compileFilter, paginateByCreateIndex } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { compileFilter, paginateByCreateIndex } from '../../http/pagination';
+import type { ListQuery } from '../../http/query';
 import type { EvaluationStore } from './evaluations.store';
 import type { Evaluation } from './evaluations.types';
 
@@ -23,7 +23,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
   const { evalStore, allocStore } = deps;
   return {
     /** `status=` and `job=` are the dedicated (index-backed) filters; they exclude `filter`. */
-    async list(q: QueryOptions, legacy: { status: string; job: string }, acl: Acl, opts: ReadOptions): Promise<Paged<Evaluation[]>> {
+    async list(q: ListQuery, legacy: { status: string; job: string }, acl: Acl, opts: ReadOptions): Promise<Paged<Evaluation[]>> {
       if (q.filter !== '' && (legacy.status !== '' || legacy.job !== '')) throw new BadRequestError(FILTER_WITH_OTHER_PARAMS);
       if (!q.allNamespaces && !acl.allowNamespaceOperation(q.namespace, 'read-job')) throw denied();
       const filter = compileFilter(q.filter);
@@ -36,7 +36,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
         }),
         shareKey('evals', q.allNamespaces ? null : q.namespace, q.prefix, legacy.job, legacy.status),
       );
-      const page = paginateByCreateIndex(r.value, q, filter, (e) => acl.allowNamespaceOperation(e.Namespace, 'read-job'));
+      const page = paginateByCreateIndex(r.value, q, filter, { idOf: (e) => e.ID, accept: (e) => acl.allowNamespaceOperation(e.Namespace, 'read-job') });
       return { index: r.index, value: page.items, nextToken: page.nextToken };
     },
 

@@ -1,6 +1,6 @@
 // Evaluations in Postgres (scheduler.evaluations), listed by CreateIndex (reference §0.3).
 import type { Prisma } from '@selfstack/db';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import type { Evaluation } from './evaluations.types';
 
 /** WaitUntil as Unix milliseconds (0 when unset or Go's zero time). */

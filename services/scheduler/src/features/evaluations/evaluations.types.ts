@@ -1,5 +1,5 @@
 // Evaluation shape (reference §3).
-import type { JsonObject } from '../common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 
 export type Evaluation = JsonObject & {
   ID: string;

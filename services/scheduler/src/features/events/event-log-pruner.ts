@@ -3,7 +3,7 @@
 // the newest `keepEvents` events and nothing older than `maxAgeMs`.
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 
 export interface EventRetention {
   keepEvents: number;

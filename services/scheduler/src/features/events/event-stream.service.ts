@@ -12,7 +12,7 @@ import { ForbiddenError } from '@selfstack/errors';
 import type { EventFrame, StateStore, StoredEvent } from '@selfstack/state';
 import type { Acl } from '../acl/acl-policy';
 import { denied, type Identity } from '../acl/acl.service';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import { MANAGEMENT_TOPICS, NAMESPACED_TOPICS, NODE_TOPICS, subscribedTopics, topicMatches, type TopicSubscription } from './event-topics';
 
 export interface EventStreamSettings {

@@ -1,17 +1,16 @@
 // GET /v1/event/stream (spec "Events"; reference §6). The handler writes the stream
 // itself (ndjson, flushed line by line) and answers the kit with STREAMED once it ends.
 import { z } from 'zod';
-import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
-import { READ_QUERY } from '../../http/fields';
+import { requestToken, type AnyPathSpec } from '@selfstack/http-kit';
+import { namespaceScope, READ_QUERY } from '../../http/query';
 import { STREAMED } from '../../http/reply';
-import type { RequestExtra } from '../../http/request-context';
-import { requestToken } from '../query/query.parser';
+import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from '../../http/request-context';
 import type { EventStreamService } from './event-stream.service';
 import { parseTopics } from './event-topics';
 
 export function eventPaths(events: EventStreamService): AnyPathSpec<RequestExtra>[] {
   return [
-    definePath({
+    schedulerPath({
       pattern: 'event/stream',
       response: 'stream',
       summary: 'Stream events: the retained backlog from `index`, then new events as they are written (newline-delimited JSON)',
@@ -27,10 +26,9 @@ export function eventPaths(events: EventStreamService): AnyPathSpec<RequestExtra
       },
       operations: {
         async read(ctx) {
-          const q = ctx.extra.query;
-          const request = { index: q.minIndex, namespace: q.namespace, topics: parseTopics(ctx.data.topic ?? []) };
+          const request = { index: ctx.query.index, namespace: namespaceScope(ctx).namespace, topics: parseTopics(ctx.query.topic ?? []) };
           // 403 before any byte of the stream.
-          const stream = events.open(ctx.extra.identity, requestToken(ctx.req.headers), request);
+          const stream = events.open(ctx.extra.identity, requestToken(ctx.req.headers, TOKEN_HEADERS) ?? '', request);
           const res = ctx.res;
           res.statusCode = 200;
           res.setHeader('Content-Type', 'application/json');

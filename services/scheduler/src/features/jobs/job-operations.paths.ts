@@ -1,179 +1,185 @@
-// Job operations (issue 25 item 5; reference §1.2's sub-routes), declared with typed
-// fields: scale, dispatch, periodic/force, plan, revert, evaluate, validate/job and
-// jobs/parse. Each checks the capability the anchor requires (job-operations.service.ts).
+// Job operations (issue 25 item 5; reference §1.2's sub-routes): scale, dispatch,
+// periodic/force, plan, revert, evaluate, validate/job and jobs/parse. Fields are declared
+// with the types the handlers read (Nomad's wire rules and texts: http/fields.ts); each
+// operation checks the capability the anchor requires (job-operations.service.ts).
 import { z } from 'zod';
 import { BadRequestError } from '@selfstack/errors';
-import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
-import { readReply, writeReply, plainReply } from '../../http/reply';
-import type { RequestExtra } from '../../http/request-context';
+import type { AnyPathSpec } from '@selfstack/http-kit';
+import { jsonMember, jsonObject, pathParam } from '../../http/fields';
+import { namespaceScope, READ_QUERY, readOptions, WRITE_QUERY } from '../../http/query';
+import { plainReply, readReply, writeReply } from '../../http/reply';
+import { schedulerPath, type RequestExtra } from '../../http/request-context';
 import type { JobOperationsService } from './job-operations.service';
 
-const query = (description: string) => ({ in: 'query' as const, schema: z.string().optional(), description });
-
-/** The query conventions every scheduler route accepts (parsed once in http/request-context). */
-const conventions = {
-  namespace: query('target namespace (default `default`)'),
-  region: query('target region (forwarded to a configured peer)'),
-  pretty: query('indented JSON output'),
-};
-
-const readConventions = {
-  ...conventions,
-  index: query('blocking query: wait for an index greater than this'),
-  wait: query('blocking query: maximum wait (Go duration)'),
-  stale: query('allow a stale read'),
-};
-
-const jobId = { id: { in: 'path' as const, schema: z.string().min(1), required: true as const, description: 'job ID' } };
-
-const jobBody = { in: 'body' as const, schema: z.record(z.string(), z.unknown()).nullable().optional(), description: 'the job, as for PUT /v1/jobs' };
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const MAX_JOB_HCL = 1_000_000;
 
 export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<RequestExtra>[] {
+  const id = { id: pathParam('job ID') };
+  const jobBody = (request: string) => ({ Job: jsonMember(jsonObject, `${request}.Job`, 'api.Job', 'the job, as for PUT /v1/jobs') });
   return [
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/scale',
       summary: 'Scaling status of a job; scale a task group',
       description:
         'GET: JobScaleStatusResponse (Desired/Placed/Running/Healthy/Unhealthy and the last scaling events per group; read-job-scaling). ' +
         'PUT/POST: {"Count", "Target": {"Group"}, "Message", "Error", "Meta"} registers a new version with the count and a job-scaling evaluation, and records a scaling event (scale-job).',
       fields: {
-        ...readConventions,
-        ...jobId,
-        Count: { in: 'body', schema: z.number().int().nullable().optional(), description: 'new count of the group (null: only record the event)' },
-        Target: { in: 'body', schema: z.record(z.string(), z.string()).optional(), description: '{"Group": "<task group>"}' },
-        Message: { in: 'body', schema: z.string().max(4096).optional(), description: 'why the job is scaled' },
-        Error: { in: 'body', schema: z.boolean().optional(), description: 'the event reports an error (no count change)' },
-        Meta: { in: 'body', schema: z.record(z.string(), z.unknown()).nullable().optional(), description: 'free-form event metadata' },
-        PolicyOverride: { in: 'body', schema: z.boolean().optional(), description: 'accepted for compatibility (Sentinel is enterprise)' },
-        EnforceIndex: { in: 'body', schema: z.boolean().optional(), description: 'check-and-set on JobModifyIndex' },
-        JobModifyIndex: { in: 'body', schema: z.number().int().min(0).optional(), description: 'expected JobModifyIndex with EnforceIndex' },
+        ...READ_QUERY,
+        ...id,
+        Count: jsonMember(z.number().int(), 'ScalingRequest.Count', 'int64', 'new count of the group (absent or null: only record the event)'),
+        Target: jsonMember(z.record(z.string(), z.string()), 'ScalingRequest.Target', 'map[string]string', '{"Group": "<task group>"}'),
+        Message: jsonMember(z.string(), 'ScalingRequest.Message', 'string', 'why the job is scaled (at most 4096 characters)'),
+        Error: jsonMember(z.boolean(), 'ScalingRequest.Error', 'bool', 'the event reports an error (no count change)'),
+        Meta: jsonMember(jsonObject, 'ScalingRequest.Meta', 'map[string]interface {}', 'free-form event metadata'),
+        PolicyOverride: jsonMember(z.boolean(), 'ScalingRequest.PolicyOverride', 'bool', 'accepted for compatibility (Sentinel is enterprise)'),
+        EnforceIndex: jsonMember(z.boolean(), 'ScalingRequest.EnforceIndex', 'bool', 'check-and-set on JobModifyIndex'),
+        JobModifyIndex: jsonMember(z.number().int().min(0), 'ScalingRequest.JobModifyIndex', 'uint64', 'expected JobModifyIndex with EnforceIndex'),
       },
       operations: {
         async read(ctx) {
-          const q = ctx.extra.query;
-          return readReply(await ops.scaleStatus(q.namespace, ctx.data.id, ctx.extra.identity.acl, { minIndex: q.minIndex, waitMs: q.waitMs, signal: ctx.signal }));
+          return readReply(await ops.scaleStatus(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
         },
         async update(ctx) {
-          const d = ctx.data;
-          const r = await ops.scale(ctx.extra.query.namespace, d.id, { Count: d.Count, Target: d.Target, Message: d.Message, Error: d.Error, Meta: d.Meta, EnforceIndex: d.EnforceIndex, JobModifyIndex: d.JobModifyIndex }, ctx.extra.identity.acl);
+          const b = ctx.body;
+          if (b.Message !== undefined && b.Message.length > 4096) throw new BadRequestError('Message must be at most 4096 characters');
+          const r = await ops.scale(
+            namespaceScope(ctx).namespace,
+            ctx.params.id,
+            { Count: b.Count, Target: b.Target, Message: b.Message, Error: b.Error, Meta: b.Meta, EnforceIndex: b.EnforceIndex, JobModifyIndex: b.JobModifyIndex },
+            ctx.extra.identity.acl,
+          );
           return writeReply(r, r.Index);
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/dispatch',
       summary: 'Dispatch a parameterized job',
       description: 'Creates the child job `<id>/dispatch-<unix>-<8 hex>` with the payload (base64, at most 16 KiB) and meta (dispatch-job).',
       fields: {
-        ...conventions,
-        ...jobId,
-        Payload: { in: 'body', schema: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').nullable().optional(), description: 'payload, base64' },
-        Meta: { in: 'body', schema: z.record(z.string(), z.string()).nullable().optional(), description: 'meta keys the parameterized block allows' },
-        IdempotencyToken: { in: 'body', schema: z.string().max(256).optional(), description: 'a repeated token returns the earlier child' },
-        Priority: { in: 'body', schema: z.number().int().min(0).max(100).optional(), description: 'priority of the child (default: the parent\'s)' },
+        ...WRITE_QUERY,
+        ...id,
+        Payload: jsonMember(z.string(), 'JobDispatchRequest.Payload', '[]uint8', 'payload, base64'),
+        Meta: jsonMember(z.record(z.string(), z.string()), 'JobDispatchRequest.Meta', 'map[string]string', 'meta keys the parameterized block allows'),
+        IdempotencyToken: jsonMember(z.string(), 'JobDispatchRequest.IdempotencyToken', 'string', 'a repeated token returns the earlier child (at most 256 characters)'),
+        Priority: jsonMember(z.number().int(), 'JobDispatchRequest.Priority', 'int', "priority of the child, 0-100 (default: the parent's)"),
       },
       operations: {
         async update(ctx) {
-          const d = ctx.data;
-          const r = await ops.dispatch(ctx.extra.query.namespace, d.id, { Payload: d.Payload, Meta: d.Meta, IdempotencyToken: d.IdempotencyToken, Priority: d.Priority }, ctx.extra.identity.acl);
+          const b = ctx.body;
+          // Go decodes []byte from base64 and refuses anything else.
+          if (b.Payload !== undefined && !BASE64.test(b.Payload)) throw new BadRequestError('illegal base64 data in Payload');
+          if (b.IdempotencyToken !== undefined && b.IdempotencyToken.length > 256) throw new BadRequestError('IdempotencyToken must be at most 256 characters');
+          if (b.Priority !== undefined && (b.Priority < 0 || b.Priority > 100)) throw new BadRequestError('job priority must be between [0, 100]');
+          const r = await ops.dispatch(
+            namespaceScope(ctx).namespace,
+            ctx.params.id,
+            { Payload: b.Payload, Meta: b.Meta, IdempotencyToken: b.IdempotencyToken, Priority: b.Priority },
+            ctx.extra.identity.acl,
+          );
           return writeReply(r, Number(r['Index']));
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/periodic/force',
       summary: 'Launch a periodic job now',
       description: 'Creates the child `<id>/periodic-<unix>` and its evaluation, whatever the schedule (submit-job).',
-      fields: { ...conventions, ...jobId },
+      fields: { ...WRITE_QUERY, ...id },
       operations: {
         async update(ctx) {
-          const r = await ops.forcePeriodic(ctx.extra.query.namespace, ctx.data.id, ctx.extra.identity.acl);
+          const r = await ops.forcePeriodic(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl);
           return writeReply(r, Number(r['Index']));
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/plan',
       summary: 'Plan a job: what registering it would place, stop and update',
-      description: 'A dry run of the scheduler over the current state: Annotations.DesiredTGUpdates, FailedTGAllocs, JobModifyIndex (for EnforceIndex), Diff with "Diff": true, NextPeriodicLaunch (submit-job).',
+      description:
+        'A dry run of the scheduler over the current state: Annotations.DesiredTGUpdates, FailedTGAllocs, JobModifyIndex (for EnforceIndex), Diff with "Diff": true, NextPeriodicLaunch (submit-job).',
       fields: {
-        ...conventions,
-        ...jobId,
-        Job: jobBody,
-        Diff: { in: 'body', schema: z.boolean().optional(), description: 'include the diff against the current version' },
-        PolicyOverride: { in: 'body', schema: z.boolean().optional(), description: 'accepted for compatibility' },
+        ...WRITE_QUERY,
+        ...id,
+        ...jobBody('JobPlanRequest'),
+        Diff: jsonMember(z.boolean(), 'JobPlanRequest.Diff', 'bool', 'include the diff against the current version'),
+        PolicyOverride: jsonMember(z.boolean(), 'JobPlanRequest.PolicyOverride', 'bool', 'accepted for compatibility'),
       },
       operations: {
         async update(ctx) {
-          const r = await ops.plan(ctx.extra.query.namespace, ctx.data.id, { Job: ctx.data.Job }, ctx.data.Diff === true, ctx.extra.identity.acl);
+          const r = await ops.plan(namespaceScope(ctx).namespace, ctx.params.id, { Job: ctx.body.Job ?? null }, ctx.body.Diff === true, ctx.extra.identity.acl);
           return writeReply(r, Number(r['Index']));
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/revert',
       summary: 'Revert a job to an earlier version',
       description: 'Registers version JobVersion again as the newest version (submit-job); EnforcePriorVersion checks the current one.',
       fields: {
-        ...conventions,
-        ...jobId,
-        JobID: { in: 'body', schema: z.string().optional(), description: 'must equal the path ID when given' },
-        JobVersion: { in: 'body', schema: z.number().int().min(0), required: true, description: 'the version to revert to' },
-        EnforcePriorVersion: { in: 'body', schema: z.number().int().min(0).nullable().optional(), description: 'the current version must be this' },
-        ConsulToken: { in: 'body', schema: z.string().optional(), description: 'accepted for compatibility' },
-        VaultToken: { in: 'body', schema: z.string().optional(), description: 'accepted for compatibility' },
+        ...WRITE_QUERY,
+        ...id,
+        JobID: jsonMember(z.string(), 'JobRevertRequest.JobID', 'string', 'must equal the path ID when given'),
+        JobVersion: jsonMember(z.number().int().min(0), 'JobRevertRequest.JobVersion', 'uint64', 'the version to revert to (absent: 0, as Go decodes it)'),
+        EnforcePriorVersion: jsonMember(z.number().int().min(0), 'JobRevertRequest.EnforcePriorVersion', 'uint64', 'the current version must be this'),
+        ConsulToken: jsonMember(z.string(), 'JobRevertRequest.ConsulToken', 'string', 'accepted for compatibility'),
+        VaultToken: jsonMember(z.string(), 'JobRevertRequest.VaultToken', 'string', 'accepted for compatibility'),
       },
       operations: {
         async update(ctx) {
-          const d = ctx.data;
-          if (d.JobID !== undefined && d.JobID !== '' && d.JobID !== d.id) throw new BadRequestError('Job ID does not match');
-          const r = await ops.revert(ctx.extra.query.namespace, d.id, d.JobVersion, d.EnforcePriorVersion ?? null, ctx.extra.identity.acl);
+          const b = ctx.body;
+          if (b.JobID !== undefined && b.JobID !== '' && b.JobID !== ctx.params.id) throw new BadRequestError('Job ID does not match');
+          const r = await ops.revert(namespaceScope(ctx).namespace, ctx.params.id, b.JobVersion ?? 0, b.EnforcePriorVersion ?? null, ctx.extra.identity.acl);
           return writeReply(r, r.Index);
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'job/:id/evaluate',
       summary: 'Create a new evaluation of a job',
       description: '{"EvalOptions": {"ForceReschedule": true}} also reschedules failed allocations now (submit-job).',
       fields: {
-        ...conventions,
-        ...jobId,
-        JobID: { in: 'body', schema: z.string().optional(), description: 'the job ID (optional)' },
-        EvalOptions: { in: 'body', schema: z.object({ ForceReschedule: z.boolean().optional() }).passthrough().nullable().optional(), description: '{"ForceReschedule": bool}' },
+        ...WRITE_QUERY,
+        ...id,
+        JobID: jsonMember(z.string(), 'JobEvaluateRequest.JobID', 'string', 'the job ID (optional)'),
+        EvalOptions: jsonMember(z.object({ ForceReschedule: z.boolean().optional() }).passthrough(), 'JobEvaluateRequest.EvalOptions', 'api.EvalOptions', '{"ForceReschedule": bool}'),
       },
       operations: {
         async update(ctx) {
-          const r = await ops.evaluate(ctx.extra.query.namespace, ctx.data.id, ctx.data.EvalOptions?.ForceReschedule === true, ctx.extra.identity.acl);
+          const r = await ops.evaluate(namespaceScope(ctx).namespace, ctx.params.id, ctx.body.EvalOptions?.ForceReschedule === true, ctx.extra.identity.acl);
           return writeReply(r, Number(r['Index']));
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'validate/job',
       summary: 'Validate a job without registering it',
       description: 'Always 200: {"DriverConfigValidated", "ValidationErrors": [...], "Error", "Warnings"} (read-job).',
-      fields: { ...conventions, Job: jobBody },
+      fields: { ...WRITE_QUERY, ...jobBody('JobValidateRequest') },
       operations: {
         update(ctx) {
-          return plainReply(ops.validate({ Job: ctx.data.Job }, ctx.extra.query.namespace, ctx.extra.identity.acl));
+          return plainReply(ops.validate({ Job: ctx.body.Job ?? null }, namespaceScope(ctx).namespace, ctx.extra.identity.acl));
         },
       },
     }),
-    definePath({
+    schedulerPath({
       pattern: 'jobs/parse',
       summary: 'Parse an HCL2 job specification into JSON',
       description: '{"JobHCL": "<hcl>", "Canonicalize": bool, "Variables": "<var-file HCL>"} -> the Job as JSON (parse-job).',
       fields: {
-        ...conventions,
-        JobHCL: { in: 'body', schema: z.string().min(1).max(1_000_000), required: true, description: 'the job file' },
-        Canonicalize: { in: 'body', schema: z.boolean().optional(), description: 'apply the defaults of a register' },
-        Variables: { in: 'body', schema: z.string().max(1_000_000).optional(), description: 'input variables in HCL var-file syntax' },
-        HCLv1: { in: 'body', schema: z.boolean().optional(), description: 'HCL1 is not supported (ignored)' },
+        ...WRITE_QUERY,
+        JobHCL: jsonMember(z.string(), 'JobsParseRequest.JobHCL', 'string', 'the job file (at most 1,000,000 characters)'),
+        Canonicalize: jsonMember(z.boolean(), 'JobsParseRequest.Canonicalize', 'bool', 'apply the defaults of a register'),
+        Variables: jsonMember(z.string(), 'JobsParseRequest.Variables', 'string', 'input variables in HCL var-file syntax'),
+        HCLv1: jsonMember(z.boolean(), 'JobsParseRequest.HCLv1', 'bool', 'HCL1 is not supported (ignored)'),
       },
       operations: {
         async update(ctx) {
-          return plainReply(await ops.parse(ctx.data.JobHCL, ctx.data.Variables ?? '', ctx.data.Canonicalize === true, ctx.extra.query.namespace, ctx.extra.identity.acl));
+          const b = ctx.body;
+          if (b.JobHCL === undefined || b.JobHCL === '') throw new BadRequestError('Job spec is empty');
+          if (b.JobHCL.length > MAX_JOB_HCL || (b.Variables ?? '').length > MAX_JOB_HCL) throw new BadRequestError(`JobHCL and Variables must be at most ${MAX_JOB_HCL} characters`);
+          return plainReply(await ops.parse(b.JobHCL, b.Variables ?? '', b.Canonicalize === true, namespaceScope(ctx).namespace, ctx.extra.identity.acl));
         },
       },
     }),

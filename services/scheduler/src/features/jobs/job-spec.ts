@@ -1,7 +1,7 @@
 // Job canonicalisation and validation (reference §1.1: api.Job.Canonicalize,
 // structs.Job.Canonicalize and structs.Job.Validate), list stubs and summaries.
 import { BadRequestError } from '@selfstack/errors';
-import { asObject, type JsonObject } from '../common/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
 import type { Job, JobSummary, TaskGroupSummary } from './jobs.types';
 import { validateSchedulingGroup, validateSchedulingJob } from '../../engine/spec-validation';
 

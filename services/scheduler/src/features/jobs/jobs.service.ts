@@ -5,16 +5,16 @@ import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
 import type { AllocationStore } from '../allocations/allocations.store';
 import { allocStub, isTerminalAlloc, type Allocation } from '../allocations/allocations.types';
-import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, DerivedCache, IndexedSnapshot, shareKey, type SchedulerState } from '../common/state.types';
+import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, DerivedCache, IndexedSnapshot, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import type { DeploymentStore } from '../deployments/deployments.store';
 import { isActiveDeployment, type Deployment } from '../deployments/deployments.types';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
 import type { EvaluationStore } from '../evaluations/evaluations.store';
 import { TERMINAL_EVAL_STATUSES, type Evaluation } from '../evaluations/evaluations.types';
 import type { NamespaceStore } from '../namespaces/namespaces.store';
-import { compileFilter, paginate } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { compileFilter, paginate } from '../../http/pagination';
+import type { ListQuery, NamespaceScope } from '../../http/query';
 import {
   canonicalizeJob,
   checkRegisterRequest,
@@ -88,7 +88,7 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   return {
-    async register(body: JsonObject, pathId: string | null, q: QueryOptions, acl: Acl): Promise<JobRegisterResponse> {
+    async register(body: JsonObject, pathId: string | null, q: NamespaceScope, acl: Acl): Promise<JobRegisterResponse> {
       const raw = checkRegisterRequest(body, pathId);
       const job = canonicalizeJob(raw, { namespace: q.allNamespaces ? 'default' : q.namespace, region: deps.region });
       const problems = validateJob(job);
@@ -249,7 +249,7 @@ export function createJobService(deps: JobServiceDeps) {
     },
 
     /** GET /v1/jobs: stubs by namespace then ID; filter runs on the full job. */
-    async list(q: QueryOptions, acl: Acl, withMeta: boolean, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
+    async list(q: ListQuery, acl: Acl, withMeta: boolean, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
       if (!q.allNamespaces) requireNs(acl, q.namespace, 'list-jobs');
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.jobs, TABLES.jobSummary], opts, (db, index) => allJobs.get(db, index));

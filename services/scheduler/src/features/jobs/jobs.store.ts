@@ -1,6 +1,6 @@
 // Jobs, their versions and summaries in Postgres (scheduler.jobs, scheduler.job_versions).
 import type { Prisma } from '@selfstack/db';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import type { Job, JobSummary } from './jobs.types';
 
 export interface JobRecord {

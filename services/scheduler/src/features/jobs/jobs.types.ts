@@ -1,5 +1,5 @@
 // Job shapes (reference §1): the canonical Job, its list stub and summary.
-import type { JsonObject } from '../common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 
 export type Job = JsonObject & {
   ID: string;

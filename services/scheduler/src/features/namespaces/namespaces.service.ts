@@ -3,8 +3,8 @@
 import { BadRequestError, NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
-import { asObject, TABLES, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
+import { asObject, TABLES, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import type { JobStore } from '../jobs/jobs.store';
 import type { Namespace, NamespaceStore } from './namespaces.store';
 

@@ -1,6 +1,6 @@
 // Namespaces in Postgres (scheduler.namespaces).
 import type { Prisma } from '@selfstack/db';
-import type { Db, JsonObject } from '../common/common.types';
+import type { Db, JsonObject } from '../../shared/common.types';
 
 export type Namespace = JsonObject & { Name: string; Description: string; CreateIndex: number; ModifyIndex: number };
 

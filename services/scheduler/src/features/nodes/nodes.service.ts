@@ -7,10 +7,10 @@ import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
 import type { AllocationStore } from '../allocations/allocations.store';
 import type { Allocation } from '../allocations/allocations.types';
-import { asObject, sha256Hex, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../common/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../common/state.types';
-import { compileFilter, paginate } from '../query/pagination';
-import type { QueryOptions } from '../query/query.types';
+import { asObject, sha256Hex, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
+import { compileFilter, paginate } from '../../http/pagination';
+import type { ListQuery } from '../../http/query';
 import type { Paged } from '../jobs/jobs.service';
 import type { NodeStore } from './nodes.store';
 import { nodeStub, type Node, type NodeUpdateResponse } from './nodes.types';
@@ -148,7 +148,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       return updateResponse(index, result);
     },
 
-    async list(q: QueryOptions, acl: Acl, flags: { resources: boolean; os: boolean }, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
+    async list(q: ListQuery, acl: Acl, flags: { resources: boolean; os: boolean }, opts: ReadOptions): Promise<Paged<JsonObject[]>> {
       if (!acl.allowNodeRead()) throw denied();
       const filter = compileFilter(q.filter);
       const r = await blockingRead(deps, [TABLES.nodes], opts, (db) => nodeStore.list(db, q.prefix), shareKey('nodes', q.prefix));

@@ -1,6 +1,6 @@
 // Nodes in Postgres (scheduler.nodes), listed by ID (reference §0.3).
 import type { Prisma } from '@selfstack/db';
-import type { Db } from '../common/common.types';
+import type { Db } from '../../shared/common.types';
 import type { Node } from './nodes.types';
 
 export interface NodeStore {

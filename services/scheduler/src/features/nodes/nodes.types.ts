@@ -1,5 +1,5 @@
 // Node shape (spec "Node"; reference §2). SecretID is never exposed.
-import type { JsonObject } from '../common/common.types';
+import type { JsonObject } from '../../shared/common.types';
 
 export type Node = JsonObject & {
   ID: string;

@@ -1,7 +1,8 @@
 // KV engine routes, relative to the mount (issue 3, item 6; reference §2, §3).
 import { z } from 'zod';
 import { AppError } from '@selfstack/errors';
-import { badRequest, notFound, StatusResponse } from '../../core/errors';
+import { Reply } from '@selfstack/http-kit';
+import { badRequest, notFound } from '../../core/errors';
 import { goDuration, parseSeconds } from '../../core/duration';
 import { isPlainObject } from '../../core/json';
 import { respondWith } from '../../http/logical-response';
@@ -140,7 +141,7 @@ function parseVersions(value: unknown): number[] {
   return out;
 }
 
-const rootOnly = () => new StatusResponse(404, { warnings: [ROOT_V2_PATH] });
+const rootOnly = () => new Reply(404, { warnings: [ROOT_V2_PATH] });
 
 export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
   const { kv } = deps;
@@ -196,7 +197,7 @@ export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
         async read(ctx) {
           if (ctx.data.path === '') return rootOnly();
           const result = await kv.read(prefixOf(ctx), ctx.data.path, ctx.data.version ?? 0);
-          if (result instanceof StatusResponse) return result;
+          if (result instanceof Reply) return result;
           return respondWith({ data: result });
         },
         create: (ctx) => v2Write(ctx),
@@ -206,7 +207,7 @@ export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
           if (ctx.data.data === undefined || ctx.data.data === null) throw badRequest('no data provided');
           if (!isPlainObject(ctx.data.data)) throw badRequest('data must be a JSON object');
           const result = await kv.patch(prefixOf(ctx), ctx.data.path, ctx.data.data, parseCas(ctx.data.options));
-          if (result instanceof StatusResponse) return result;
+          if (result instanceof Reply) return result;
           return respondWith({ data: result });
         },
         async delete(ctx) {
@@ -285,7 +286,7 @@ export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
           if (ctx.data.path === '') return rootOnly();
           if ((ctx.data.depth ?? 0) < 0) throw badRequest('depth must be a non-negative integer');
           const result = await kv.subkeys(prefixOf(ctx), ctx.data.path, ctx.data.version ?? 0, ctx.data.depth ?? 0);
-          if (result instanceof StatusResponse) return result;
+          if (result instanceof Reply) return result;
           return respondWith({ data: result });
         },
       },
@@ -296,11 +297,11 @@ export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
       fields: keyField,
       takesArbitraryInput: true,
       operations: {
-        read: () => new StatusResponse(404, { warnings: [INVALID_V2_PATH] }),
-        list: () => new StatusResponse(404, { warnings: [INVALID_V2_PATH] }),
-        update: () => new StatusResponse(404, { warnings: [INVALID_V2_PATH] }),
-        patch: () => new StatusResponse(404, { warnings: [INVALID_V2_PATH] }),
-        delete: () => new StatusResponse(404, { warnings: [INVALID_V2_PATH] }),
+        read: () => new Reply(404, { warnings: [INVALID_V2_PATH] }),
+        list: () => new Reply(404, { warnings: [INVALID_V2_PATH] }),
+        update: () => new Reply(404, { warnings: [INVALID_V2_PATH] }),
+        patch: () => new Reply(404, { warnings: [INVALID_V2_PATH] }),
+        delete: () => new Reply(404, { warnings: [INVALID_V2_PATH] }),
       },
     }),
   ];
@@ -330,7 +331,7 @@ export function createKvV2Paths(deps: { kv: KvService }): SecretsPathSpec[] {
         patch,
       );
     } catch (err) {
-      if (patch && err instanceof AppError && err.status === 404) return new StatusResponse(404, null);
+      if (patch && err instanceof AppError && err.status === 404) return new Reply(404);
       throw err;
     }
     return undefined;

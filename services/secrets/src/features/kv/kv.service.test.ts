@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createMemoryBus } from '@selfstack/bus';
 import { runPromotionFixture } from '@selfstack/testing';
-import { StatusResponse } from '../../core/errors';
+import { Reply } from '@selfstack/http-kit';
 import { goDuration, rfc3339 } from '../../core/duration';
 import { RawJson, stringifyWithRaw } from '../../core/json';
 import { createMemoryStores } from '../../../test/memory-store';
@@ -237,7 +237,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it('over the physical cache: repeated latest reads share one answer, and every change is seen', async () => {
     const { kv, advance } = await setup((store) => createCachedEntryStore(store, { bus: createMemoryBus(), maxBytes: 1 << 20, ttlMs: 60_000 }));
-    const data = (r: unknown) => (r instanceof StatusResponse ? `status ${r.status}` : JSON.parse((r as { data: RawJson }).data.text));
+    const data = (r: unknown) => (r instanceof Reply ? `status ${r.status}` : JSON.parse((r as { data: RawJson }).data.text));
     await kv.write('m/', 'k', { a: 1 }, undefined);
     const first = await kv.read('m/', 'k', 0);
     expect(data(first)).toEqual({ a: 1 });
@@ -307,8 +307,8 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     for (let i = 1; i <= 3; i++) expect((await kv.write('m/', 'k', { i }, undefined)).version).toBe(i);
     expect(await kv.read('m/', 'k', 1).catch((e: { status: number }) => e.status)).toBe(404);
     const v2 = await kv.read('m/', 'k', 2);
-    expect(v2).not.toBeInstanceOf(StatusResponse);
-    if (!(v2 instanceof StatusResponse)) expect(JSON.parse(v2.data.text)).toEqual({ i: 2 });
+    expect(v2).not.toBeInstanceOf(Reply);
+    if (!(v2 instanceof Reply)) expect(JSON.parse(v2.data.text)).toEqual({ i: 2 });
     const meta = await kv.readMetadata('m/', 'k');
     expect(meta).toMatchObject({ current_version: 3, oldest_version: 2 });
   });
@@ -327,8 +327,8 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     expect((await barrier.get(mp))?.toString('utf8').startsWith('{"created_ms"')).toBe(true);
     expect(await kv.readMetadata('m/', 'k')).toEqual(before);
     const latest = await kv.read('m/', 'k', 0);
-    expect(latest instanceof StatusResponse ? latest.status : JSON.parse(latest.data.text)).toEqual({ i: 3 });
-    expect(((await kv.read('m/', 'k', 2)) as StatusResponse).status).toBe(404);
+    expect(latest instanceof Reply ? latest.status : JSON.parse(latest.data.text)).toEqual({ i: 3 });
+    expect(((await kv.read('m/', 'k', 2)) as Reply).status).toBe(404);
     expect((await kv.write('m/', 'k', { i: 4 }, 3)).version).toBe(4);
     expect((await barrier.get(mp))?.toString('utf8').startsWith('[1,')).toBe(true);
     const after = await kv.readMetadata('m/', 'k');
@@ -342,11 +342,11 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     await kv.writeMetadata('m/', 'k', { delete_version_after: 60 }, false);
     const info = await kv.write('m/', 'k', { a: 1 }, undefined);
     expect(info.deletion_time).not.toBe('');
-    expect(await kv.read('m/', 'k', 0)).not.toBeInstanceOf(StatusResponse);
+    expect(await kv.read('m/', 'k', 0)).not.toBeInstanceOf(Reply);
     advance(61_000);
     const after = await kv.read('m/', 'k', 0);
-    expect(after).toBeInstanceOf(StatusResponse);
-    expect((after as StatusResponse).status).toBe(404);
+    expect(after).toBeInstanceOf(Reply);
+    expect((after as Reply).status).toBe(404);
   });
 
   it('stores only ciphertext, with the key name hashed in version paths', async () => {
@@ -426,8 +426,8 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     expect(info.version).toBe(2);
     expect(race.calls).toEqual({ applyIf: OPTIMISTIC_ATTEMPTS, applied: 0, transaction: 1 });
     const r = await kv.read('m/', 'k', 0);
-    expect(r).not.toBeInstanceOf(StatusResponse);
-    if (!(r instanceof StatusResponse)) expect(JSON.parse(r.data.text)).toEqual({ a: 2 });
+    expect(r).not.toBeInstanceOf(Reply);
+    if (!(r instanceof Reply)) expect(JSON.parse(r.data.text)).toEqual({ a: 2 });
     expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 2 });
   });
 
@@ -461,7 +461,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     expect(infos.map((x) => x.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
     for (let i = 0; i < 16; i++) {
       const r = await kv.read('m/', 'k', infos[i]?.version ?? 0);
-      if (r instanceof StatusResponse) throw new Error('unexpected status');
+      if (r instanceof Reply) throw new Error('unexpected status');
       expect(JSON.parse(r.data.text)).toEqual({ i });
     }
     expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 16 });
@@ -509,7 +509,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     await expect(kv.write('m/', 'k', { n: 5 }, 3)).rejects.toThrow(/check-and-set parameter did not match/);
     await expect(kv.write('m/', 'k', { n: 5 }, 4)).resolves.toMatchObject({ version: 5 });
     const r = await other.kv.read('m/', 'k', 0);
-    if (r instanceof StatusResponse) throw new Error('unexpected status');
+    if (r instanceof Reply) throw new Error('unexpected status');
     expect(JSON.parse(r.data.text)).toEqual({ n: 5 });
     expect(r.metadata).toMatchObject({ version: 5 });
   });

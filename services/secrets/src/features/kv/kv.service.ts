@@ -1,8 +1,9 @@
 // KV v1 and v2 engines (issue 3, item 6; reference §2, §3). Pure service logic over the
-// barrier's Storage: it returns data (or throws SecretsError / returns StatusResponse for
+// barrier's Storage: it returns data (or throws SecretsError / returns Reply for
 // Vault's "404 with a body" answers); the paths layer turns that into HTTP.
 import type { Bus } from '@selfstack/bus';
-import { badRequest, notFound, StatusResponse } from '../../core/errors';
+import { Reply } from '@selfstack/http-kit';
+import { badRequest, notFound } from '../../core/errors';
 import type { Clock } from '../../core/clock';
 import { goDuration, rfc3339 } from '../../core/duration';
 import { isPlainObject, RawJson } from '../../core/json';
@@ -61,9 +62,9 @@ export interface KvService {
   readConfig(prefix: string): Promise<KvConfig>;
   writeConfig(prefix: string, input: Partial<KvConfig>): Promise<void>;
   exists(prefix: string, key: string): Promise<boolean>;
-  read(prefix: string, key: string, version: number): Promise<{ data: RawJson; metadata: VersionInfo } | StatusResponse>;
+  read(prefix: string, key: string, version: number): Promise<{ data: RawJson; metadata: VersionInfo } | Reply>;
   write(prefix: string, key: string, data: Record<string, unknown>, cas: number | undefined): Promise<VersionInfo>;
-  patch(prefix: string, key: string, patch: Record<string, unknown>, cas: number | undefined): Promise<VersionInfo | StatusResponse>;
+  patch(prefix: string, key: string, patch: Record<string, unknown>, cas: number | undefined): Promise<VersionInfo | Reply>;
   deleteLatest(prefix: string, key: string): Promise<void>;
   deleteVersions(prefix: string, key: string, versions: number[]): Promise<void>;
   undeleteVersions(prefix: string, key: string, versions: number[]): Promise<void>;
@@ -72,7 +73,7 @@ export interface KvService {
   writeMetadata(prefix: string, key: string, input: MetadataInput, patch: boolean): Promise<void>;
   deleteMetadata(prefix: string, key: string): Promise<void>;
   list(prefix: string, dir: string): Promise<string[]>;
-  subkeys(prefix: string, key: string, version: number, depth: number): Promise<Record<string, unknown> | StatusResponse>;
+  subkeys(prefix: string, key: string, version: number, depth: number): Promise<Record<string, unknown> | Reply>;
   start(): Promise<void>;
   clearCache(): void;
 }
@@ -404,8 +405,8 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
     });
   }
 
-  function deletedBody(meta: KeyMetadata, version: number, v: VersionMeta): StatusResponse {
-    return new StatusResponse(404, { data: { data: null, metadata: versionInfo(meta, version, v) } });
+  function deletedBody(meta: KeyMetadata, version: number, v: VersionMeta): Reply {
+    return new Reply(404, { data: { data: null, metadata: versionInfo(meta, version, v) } });
   }
 
   // Latest-version reads may be answered by the physical cache, which hands out the same
@@ -595,15 +596,15 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const config = await readConfig(prefix);
       return storage.transaction(async (tx) => {
         const meta = parseMeta(await tx.get(metaPath(prefix, key), { forUpdate: true }));
-        if (!meta) return new StatusResponse(404, null);
+        if (!meta) return new Reply(404);
         const current = findVersion(meta, meta.current_version);
-        if (!current) return new StatusResponse(404, null);
+        if (!current) return new Reply(404);
         if (isDeleted(current, clock.now())) {
-          return new StatusResponse(404, { data: versionInfo(meta, meta.current_version, current) });
+          return new Reply(404, { data: versionInfo(meta, meta.current_version, current) });
         }
         checkCas(meta, config, cas);
         const raw = await tx.get(versionPath(prefix, hash(key), meta.current_version));
-        if (!raw) return new StatusResponse(404, null);
+        if (!raw) return new Reply(404);
         const merged = mergePatch(JSON.parse(raw.toString('utf8')), patch);
         return addVersion(tx, prefix, key, meta, config, canonicalJson(merged));
       });
@@ -719,7 +720,7 @@ export function createKvService(deps: { storage: Storage; clock: Clock; bus: Bus
       const v = findVersion(meta, version);
       if (!v) throw notFound();
       if (isDeleted(v, clock.now())) {
-        return new StatusResponse(404, { data: { subkeys: null, metadata: versionInfo(meta, version, v) } });
+        return new Reply(404, { data: { subkeys: null, metadata: versionInfo(meta, version, v) } });
       }
       if (data === null) throw notFound();
       return { subkeys: subkeysOf(JSON.parse(data.toString('utf8')), depth), metadata: versionInfo(meta, version, v) };

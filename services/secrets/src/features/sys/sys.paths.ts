@@ -1,10 +1,12 @@
 // sys/ routes (issue 3, items 1, 4, 5; reference §4). Two tables: the raw handlers that
-// work without a token and while sealed (init, seal-status, unseal, health, leader; bare
-// JSON bodies), and the logical ones (envelope, token + ACL).
+// work without a token and while sealed (init, seal-status, unseal, health, leader; their
+// results are written as bare JSON bodies by writeRaw, a Reply where the status is not
+// 200), and the logical ones (envelope, token + ACL).
 import { z } from 'zod';
+import { Reply } from '@selfstack/http-kit';
 import { badRequest, notFound, SecretsError } from '../../core/errors';
 import { parseSeconds } from '../../core/duration';
-import { RawResponse, respondWith } from '../../http/logical-response';
+import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsPathSpec } from '../../http/request-context';
 import type { MountService } from '../mounts/mounts.service';
 import type { MountEntry } from '../mounts/mounts.types';
@@ -45,14 +47,14 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
       operations: {
         async read() {
           const status = await sys.sealStatus();
-          return new RawResponse(200, { initialized: status.initialized });
+          return { initialized: status.initialized };
         },
         async update(ctx) {
           if ((ctx.data.pgp_keys?.length ?? 0) > 0 || (ctx.data.root_token_pgp_key ?? '') !== '') {
             throw badRequest('PGP-encrypted key shares are not supported by this server');
           }
           const result = await sys.initialize(ctx.data.secret_shares ?? 0, ctx.data.secret_threshold ?? 0);
-          return new RawResponse(200, result);
+          return result;
         },
       },
     }),
@@ -62,7 +64,7 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
       unauthenticated: true,
       operations: {
         async read() {
-          return new RawResponse(200, await sys.sealStatus());
+          return sys.sealStatus();
         },
       },
     }),
@@ -77,7 +79,7 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
       },
       operations: {
         async update(ctx) {
-          return new RawResponse(200, await sys.unseal(ctx.data.key, ctx.data.reset ?? false));
+          return sys.unseal(ctx.data.key, ctx.data.reset ?? false);
         },
       },
     }),
@@ -101,7 +103,7 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
           // This server has no standbys or replication: only init/seal/active apply.
           const status = !h.initialized ? ctx.data.uninitcode ?? 501 : h.sealed ? ctx.data.sealedcode ?? 503 : ctx.data.activecode ?? 200;
           if (status < 100 || status > 599) throw badRequest('invalid status code');
-          return new RawResponse(status, h.body);
+          return new Reply(status, h.body);
         },
       },
     }),
@@ -111,7 +113,7 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
       unauthenticated: true,
       operations: {
         read() {
-          return new RawResponse(200, {
+          return {
             ha_enabled: false,
             is_self: false,
             active_time: '0001-01-01T00:00:00Z',
@@ -119,7 +121,7 @@ export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] 
             leader_cluster_address: '',
             performance_standby: false,
             performance_standby_last_remote_wal: 0,
-          });
+          };
         },
       },
     }),

@@ -1,15 +1,15 @@
 // Every go-bexpr case in the conformance file (hashicorp/go-bexpr's own tests, exported with
 // their datum and expected outcome) must pass: parse errors match pigeon's text exactly,
 // evaluation errors contain go-bexpr's message. The file is ../shared/conformance/
-// bexpr-cases.jsonl, copied into services/scheduler/test/conformance/ so the suite runs in a
+// bexpr-cases.jsonl, copied into libs/bexpr/test/conformance/ so the suite runs in a
 // checkout without ../shared beside it (CI on a clean clone); where ../shared is there, the
 // copy must be byte-identical to it.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Evaluator } from './bexpr.evaluator';
+import { Evaluator } from '../src';
 
-const CASES_PATH = path.resolve(__dirname, '../../../test/conformance/bexpr-cases.jsonl');
-const SHARED_PATH = path.resolve(__dirname, '../../../../../../shared/conformance/bexpr-cases.jsonl');
+const CASES_PATH = path.resolve(__dirname, 'conformance/bexpr-cases.jsonl');
+const SHARED_PATH = path.resolve(__dirname, '../../../../shared/conformance/bexpr-cases.jsonl');
 
 interface Case {
   expr: string;

@@ -1,5 +1,6 @@
 // The few Go strconv behaviours go-bexpr relies on, reproduced so that filter values are
 // coerced and quoted exactly as Nomad does (spec: "Filter expressions"; reference §7).
+import { parseGoBool } from '@selfstack/config';
 
 const SYNTAX = 'invalid syntax';
 const RANGE = 'value out of range';
@@ -206,11 +207,11 @@ export function parseGoUint(s: string): bigint {
   return n;
 }
 
-/** strconv.ParseBool. */
-export function parseGoBool(s: string): boolean {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s)) return false;
-  throw new NumError('ParseBool', s, SYNTAX);
+/** strconv.ParseBool, failing as Go does (a NumError). */
+export function strconvParseBool(s: string): boolean {
+  const v = parseGoBool(s);
+  if (v === undefined) throw new NumError('ParseBool', s, SYNTAX);
+  return v;
 }
 
 /** strconv.ParseFloat(s, 64) for the decimal, exponent, inf and nan forms. */

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '@selfstack/db';
 import type { StateStore } from '@selfstack/state';
 import type { Db } from './common.types';
-import { blockingRead, DerivedCache, type SchedulerState } from './state.types';
+import { blockingRead, DerivedCache, type SchedulerState } from './blocking-read';
 
 // A state store whose blocking queries answer at once and whose index is settable: enough
 // to see how many index reads and loads concurrent readers cause.

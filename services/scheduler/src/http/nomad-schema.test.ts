@@ -1,4 +1,4 @@
-import { Evaluator } from './bexpr.evaluator';
+import { Evaluator } from '@selfstack/bexpr';
 import { NOMAD_SCHEMA } from './nomad-schema';
 
 const node = {

@@ -2,7 +2,7 @@
 // JSON data. Go decides behaviour from static types (struct vs map, nil pointer vs nil
 // map); JSON has no such types, so callers describe them with a DatumSchema. Reference §7.
 import { RE2JS } from 're2js';
-import { NumError, goQuote, parseGoBool, parseGoFloat, parseGoInt } from './go-strconv';
+import { NumError, goQuote, strconvParseBool, parseGoFloat, parseGoInt } from './go-strconv';
 import { parseBexpr } from './bexpr.parser';
 import { BexprError, type CollectionExpression, type Expression, type MatchExpression, selectorString } from './bexpr.types';
 
@@ -336,7 +336,7 @@ function isPrimitive(kind: Kind): boolean {
 function coerceRaw(raw: string, kind: Kind): unknown {
   switch (kind) {
     case 'bool':
-      return parseGoBool(raw);
+      return strconvParseBool(raw);
     case 'int':
       return parseGoInt(raw);
     case 'float64':

@@ -4,9 +4,9 @@
 // (not offsets) keeps pages correct while rows are inserted concurrently, and the token is
 // always the *next* item's (hashicorp/nomad#25435).
 import { BadRequestError } from '@selfstack/errors';
-import { Evaluator } from '../filter/bexpr.evaluator';
-import { BexprError } from '../filter/bexpr.types';
-import { NOMAD_SCHEMA } from '../filter/nomad-schema';
+import { BexprError, Evaluator } from '@selfstack/bexpr';
+import { NOMAD_SCHEMA } from './nomad-schema';
+import type { ListQuery } from './query';
 
 export type TokenKind = 'namespace-id' | 'create-index' | 'id';
 
@@ -109,35 +109,29 @@ export function paginate<T>(opts: PaginateOptions<T>): Page<T> {
   return { items: out, nextToken: '' };
 }
 
-/** What every namespaced, CreateIndex-ordered list needs from the query options. */
-export interface CreateIndexPageQuery {
-  prefix: string;
-  perPage: number;
-  nextToken: string;
-  reverse: boolean;
-}
-
 /**
- * Allocations, evaluations and deployments (reference 0.3): CreateIndex order with token
- * `<CreateIndex>.<ID>`, or ID order with token `<ID>` when `prefix` is set; the filter runs
- * on the full object, then `accept` (the namespace ACL selector).
+ * Allocations, evaluations, deployments and ACL tokens (reference 0.3): CreateIndex order
+ * with token `<CreateIndex>.<ID>`, or ID order with token `<ID>` when `prefix` is set; the
+ * filter runs on the full object (`datumOf`, default the item), then `accept` (the
+ * namespace ACL selector). `idOf` names the ID (an ACL token's is its AccessorID).
  */
-export function paginateByCreateIndex<T extends { ID: string; CreateIndex: number }>(
+export function paginateByCreateIndex<T extends { CreateIndex: number }>(
   items: Iterable<T>,
-  q: CreateIndexPageQuery,
+  q: Pick<ListQuery, 'prefix' | 'perPage' | 'nextToken' | 'reverse'>,
   filter: Evaluator | null,
-  accept: (item: T) => boolean,
+  options: { idOf: (item: T) => string; accept?: (item: T) => boolean; datumOf?: (item: T) => unknown },
 ): Page<T> {
   const byId = q.prefix !== '';
+  const { idOf } = options;
   return paginate({
     items,
-    keyOf: (item) => (byId ? [item.ID] : [item.CreateIndex, item.ID]),
+    keyOf: (item) => (byId ? [idOf(item)] : [item.CreateIndex, idOf(item)]),
     tokenKind: byId ? 'id' : 'create-index',
     perPage: q.perPage,
     nextToken: q.nextToken,
     reverse: q.reverse,
     filter,
-    datumOf: (item) => item,
-    accept,
+    datumOf: options.datumOf ?? ((item) => item),
+    ...(options.accept ? { accept: options.accept } : {}),
   });
 }

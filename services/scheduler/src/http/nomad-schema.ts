@@ -1,7 +1,7 @@
 // Go types of Nomad's structs as far as filters can tell them apart (reference §7): the
 // top-level object is a struct (a missing field is an error, hashicorp/nomad#19871), the
 // fields below are Go maps (a missing key is "not present"), everything else is a struct.
-import type { DatumSchema } from './bexpr.evaluator';
+import type { DatumSchema } from '@selfstack/bexpr';
 
 const MAP_FIELDS = new Set([
   'Meta',
