@@ -12,6 +12,7 @@ import { forAllowed, groupRows, matrixProblems, runAccessMatrix, startTestListen
 import { insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
 
 const NODE_SECRET = 'node-secret-for-the-matrix';
+const NODE_SECRET_ID = randomUUID();
 
 const CALLERS = [
   'anon-off', // no token, ACLs disabled: management rights
@@ -33,6 +34,7 @@ const CALLERS = [
   'node-write',
   'agent', // agent { policy = "read" }
   'operator', // operator { policy = "read" }: no route of this server needs it
+  'node', // a client agent: the SecretID of the node it registered, as its token
 ] as const;
 type Caller = (typeof CALLERS)[number];
 
@@ -89,7 +91,11 @@ beforeAll(async () => {
   );
   await registerJob(h.app, minimalJob('pub', { Namespace: 'public' }), mgmt());
   await registerJob(h.app, minimalJob('elsewhere', { Namespace: 'other' }), mgmt());
-  ids.node = await registerNode(h.app, {}, mgmt());
+  ids.node = await registerNode(h.app, { SecretID: NODE_SECRET_ID }, mgmt());
+  secrets.node = NODE_SECRET_ID;
+  // A parameterized and a periodic job for dispatch and periodic/force.
+  await registerJob(h.app, minimalJob('param', { Type: 'batch', ParameterizedJob: { Payload: 'optional' } }), mgmt());
+  await registerJob(h.app, minimalJob('scaled'), mgmt());
   ids.alloc = (await insertAllocation(h, { JobID: 'web', NodeID: ids.node })).ID;
   ids.deployment = (await insertDeployment(h, 'web')).ID;
   ids.evaluation = ((await ok(request(h.app).get('/v1/job/web/evaluations').set(mgmt()), 'evals')).body as { ID: string }[])[0]?.ID ?? '';
@@ -252,7 +258,7 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'PUT,POST /v1/acl/token', body: { Type: 'client', Policies: ['read-job'] }, expect: allow(200) },
   {
     route: 'GET,HEAD /v1/acl/token/self',
-    expect: { ...anyIdentity(200), 'anon-off': 404, anon: 404, malformed: 404, 'node-secret': 404 },
+    expect: { ...anyIdentity(200), 'anon-off': 404, anon: 404, malformed: 404, 'node-secret': 404, node: 404 },
     note: 'no token, no self: 404',
   },
   { route: 'GET,HEAD /v1/acl/token/:accessor', path: () => `/v1/acl/token/${ID().accessor}`, expect: allow(200, 'read-job'), note: 'its own token' },
@@ -266,6 +272,47 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'GET,HEAD /v1/status/leader', expect: anyIdentity(200) },
   { route: 'GET,HEAD /v1/status/peers', expect: anyIdentity(200) },
   { route: 'GET,HEAD /v1/regions', expect: anyIdentity(200) },
+
+  // Job operations (issue 25; reference §1.2): read-job-scaling or read-job to read the
+  // scale status; scale-job or submit-job to scale; dispatch-job to dispatch; submit-job to
+  // force a periodic launch, plan, revert and evaluate; read-job (or submit-job) to
+  // validate; parse-job (or read-job, submit-job) to parse.
+  { route: 'GET,HEAD /v1/job/:id/scale', path: '/v1/job/scaled/scale', expect: allow(200, ...READ) },
+  // (`web` has a deployment running, which blocks scaling.)
+  { route: 'PUT,POST /v1/job/:id/scale', path: '/v1/job/scaled/scale', body: { Count: 1, Target: { Group: 'web' }, Message: 'matrix' }, expect: allow(200, 'submit-job') },
+  { route: 'PUT,POST /v1/job/:id/dispatch', path: '/v1/job/param/dispatch', body: {}, expect: allow(200) },
+  {
+    route: 'PUT,POST /v1/job/:id/periodic/force',
+    // One periodic job per cell: launches are named by the second.
+    path: '/v1/job/cron/periodic/force',
+    setup: forAllowed(async (c) => {
+      await registerJob(h.app, minimalJob(per('cron')(c), { Type: 'batch', Periodic: { Enabled: true, Spec: '*/15 * * * *' } }), mgmt());
+      return { path: `/v1/job/${per('cron')(c)}/periodic/force` };
+    }),
+    expect: allow(200, 'submit-job'),
+  },
+  { route: 'PUT,POST /v1/job/:id/plan', path: '/v1/job/web/plan', body: { Job: minimalJob('web') }, expect: allow(200, 'submit-job') },
+  {
+    route: 'PUT,POST /v1/job/:id/revert',
+    path: (c) => `/v1/job/${per('rev')(c)}/revert`,
+    setup: forAllowed(async (c) => {
+      await registerJob(h.app, minimalJob(per('rev')(c)), mgmt());
+      await registerJob(h.app, minimalJob(per('rev')(c), { Meta: { v: '2' } }), mgmt());
+    }),
+    body: { JobVersion: 0 },
+    expect: allow(200, 'submit-job'),
+  },
+  { route: 'PUT,POST /v1/job/:id/evaluate', path: '/v1/job/web/evaluate', body: {}, expect: allow(200, 'submit-job') },
+  { route: 'PUT,POST /v1/validate/job', body: { Job: minimalJob('validated') }, expect: allow(200, ...READ, 'submit-job') },
+  { route: 'PUT,POST /v1/jobs/parse', body: { JobHCL: 'job "parsed" {\n  group "g" {\n    task "t" {\n      driver = "docker"\n    }\n  }\n}\n' }, expect: allow(200, ...READ, 'submit-job') },
+  // Client agents report their allocations with the node's own SecretID (management with
+  // ACLs on); with ACLs off only the node secret is accepted.
+  {
+    route: 'PUT,POST /v1/internal/node/:id/allocations',
+    path: () => `/v1/internal/node/${ID().node}/allocations`,
+    body: () => ({ Allocs: [{ ID: ID().alloc, ClientStatus: 'running' }] }),
+    expect: { management: 200, node: 200, other: 403 },
+  },
 
   // Event stream (spec "Required ACL per topic"): management for all topics and the ACL
   // topics; read-job in the namespace for job-related topics (namespace=*: a policy for

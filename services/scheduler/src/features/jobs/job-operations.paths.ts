@@ -121,7 +121,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
         ...WRITE_QUERY,
         ...id,
         JobID: jsonMember(z.string(), 'JobRevertRequest.JobID', 'string', 'must equal the path ID when given'),
-        JobVersion: jsonMember(z.number().int().min(0), 'JobRevertRequest.JobVersion', 'uint64', 'the version to revert to (absent: 0, as Go decodes it)'),
+        JobVersion: jsonMember(z.number().int().min(0), 'JobRevertRequest.JobVersion', 'uint64', 'the version to revert to (required)'),
         EnforcePriorVersion: jsonMember(z.number().int().min(0), 'JobRevertRequest.EnforcePriorVersion', 'uint64', 'the current version must be this'),
         ConsulToken: jsonMember(z.string(), 'JobRevertRequest.ConsulToken', 'string', 'accepted for compatibility'),
         VaultToken: jsonMember(z.string(), 'JobRevertRequest.VaultToken', 'string', 'accepted for compatibility'),
@@ -130,7 +130,10 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
         async update(ctx) {
           const b = ctx.body;
           if (b.JobID !== undefined && b.JobID !== '' && b.JobID !== ctx.params.id) throw new BadRequestError('Job ID does not match');
-          const r = await ops.revert(namespaceScope(ctx).namespace, ctx.params.id, b.JobVersion ?? 0, b.EnforcePriorVersion ?? null, ctx.extra.identity.acl);
+          // The anchor decodes a missing JobVersion as 0 and reverts to the first version;
+          // a revert that names no version is refused here instead.
+          if (b.JobVersion === undefined) throw new BadRequestError('JobVersion is required');
+          const r = await ops.revert(namespaceScope(ctx).namespace, ctx.params.id, b.JobVersion, b.EnforcePriorVersion ?? null, ctx.extra.identity.acl);
           return writeReply(r, r.Index);
         },
       },
