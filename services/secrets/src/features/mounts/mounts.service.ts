@@ -9,7 +9,7 @@ import { createRefresher, type Bus } from '@selfstack/bus';
 import { AppError } from '@selfstack/errors';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
-import type { Storage, StorageTx } from '../barrier/barrier.types';
+import type { Storage, StorageTx } from '../barrier/storage.types';
 import { upgradeKvV1ToV2 } from '../kv/kv-layout';
 import { mountStoragePrefix, type EnableMountInput, type MountEntry, type TuneMountInput } from './mounts.types';
 
