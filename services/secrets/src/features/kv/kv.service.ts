@@ -19,9 +19,6 @@ import { createKvReads } from './kv-reads';
 import { createKvV1Service, type KvV1Service } from './kv-v1.service';
 import { createVersionWriter } from './kv-writes';
 
-export type { TxCheck } from './kv-v1.service';
-export type { MetadataInput, VersionInfo } from './kv-versions';
-
 export interface KvService extends KvV1Service, KvDataService, KvMetadataService, Pick<KvConfigService, 'readConfig' | 'writeConfig'> {
   /** Subscribes to other replicas' configuration changes. */
   start(): Promise<void>;
