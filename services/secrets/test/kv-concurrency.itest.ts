@@ -587,3 +587,33 @@ describe('the entry store\'s KV statements', () => {
     expect(await store.list(base)).toEqual([]);
   });
 });
+
+describe('KV v2 metadata writes and the entry pool', () => {
+  it('a metadata write never needs a second connection inside its transaction (one connection; the configuration not cached)', async () => {
+    // A transaction that read the mount's configuration from the pool while it held its own
+    // connection deadlocked once every connection was held by transactions queued on the
+    // key's row lock (concurrent-writes.itest.ts, right after configuration writes had
+    // dropped the cached configuration). With a pool of one, any such read waits forever.
+    const fresh = await createTestDatabase();
+    const prisma = createPrismaClient({ url: fresh.url, poolSize: 2 });
+    const one = createEntryPool({ url: fresh.url, max: 1 });
+    const services = createSecretsServices({ prisma, pool: one, bus: createMemoryBus() });
+    try {
+      const { secretPrefix: prefix } = await startOneShareInstall(services);
+      await services.kv.writeConfig(prefix, { max_versions: 3 });
+      for (const patch of [false, true]) {
+        services.kv.clearCache();
+        const done = services.kv.writeMetadata(prefix, 'k', { max_versions: 2, custom_metadata: { p: String(patch) } }, patch);
+        const outcome = await Promise.race([done.then(() => 'written'), new Promise((r) => setTimeout(() => r('stuck'), 10_000).unref())]);
+        expect(outcome).toBe('written');
+      }
+      expect(await services.kv.readMetadata(prefix, 'k')).toMatchObject({ max_versions: 2, custom_metadata: { p: 'true' } });
+    } finally {
+      services.stop();
+      // (A stuck transaction keeps its connection: do not wait on it here.)
+      await Promise.race([one.end(), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await prisma.$disconnect();
+      await fresh.drop();
+    }
+  });
+});

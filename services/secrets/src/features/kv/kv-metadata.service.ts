@@ -61,6 +61,10 @@ export function createKvMetadataService(deps: {
       let custom: Record<string, unknown> | null | undefined = input.custom_metadata;
       if (input.max_versions !== undefined && input.max_versions < 0) throw badRequest('max_versions must be greater than or equal to 0');
       const mp = metaPath(prefix, key);
+      // Read before the transaction, never inside it: a configuration not cached goes to the
+      // pool, and transactions that hold every connection (waiting on this key's row lock)
+      // would wait for it forever.
+      const cfg = await config.readConfig(prefix);
       await writer.changeMeta(mp, async (tx) => {
         const raw = await tx.get(mp, { forUpdate: true });
         const existing = raw ? decodeMetadata(raw) : null;
@@ -77,7 +81,7 @@ export function createKvMetadataService(deps: {
         }
         meta.updated_ms = now;
         // Prune immediately when max_versions shrinks below the stored count.
-        const max = effectiveMax(meta, await config.readConfig(prefix));
+        const max = effectiveMax(meta, cfg);
         const keyHash = hash(key);
         for (const oldest of pruneTo(meta, max)) await tx.delete(versionPath(prefix, keyHash, oldest));
         if (existing) await tx.put(mp, encodeMetadata(meta));
