@@ -7,7 +7,7 @@
 // decrypting on the way out. `test/storage-contract.ts` is the suite they all pass.
 //
 // Nothing here is about caching: the cache's synchronous fast path is `LatestPeek`, handed
-// only to the KV v2 read path (kv-latest-reads.ts).
+// only to the KV v2 read path (kv/kv-reads.ts).
 
 /** One stored row. */
 export interface StorageEntry {
