@@ -25,8 +25,11 @@ export interface MountOptions<X = unknown> {
   extra?: (req: Request, res: Response) => X | Promise<X>;
   /** `?help=1` support; `false` disables it. Default title: "<service> API". */
   help?: Partial<HelpOptions> | false;
-  /** Authorizes `?help=1` (Vault requires a token allowed on the path); default: allowed. */
-  authorizeHelp?: (req: Request, path: string) => void | Promise<void>;
+  /**
+   * Authorizes `?help=1` (Vault requires a token allowed on the path); default: allowed.
+   * `path` is the decoded relative path; `res` carries what the caller put in its locals.
+   */
+  authorizeHelp?: (req: Request, path: string, res: Response) => void | Promise<void>;
   /** No spec matches: throw this error (Vault: "unsupported path"); default: next(). */
   unsupportedPath?: (path: string) => AppError;
   /** Method or operation not supported by the matched spec (default 405 "unsupported operation"). */
@@ -50,9 +53,11 @@ export interface MountOptions<X = unknown> {
 }
 
 export interface Dispatcher<X = unknown> {
-  /** Serves `relativePath` (decoded, no leading slash) from the table; calls next() when no
-   * spec matches and no unsupportedPath error is configured. */
+  /** Serves `relativePath` (as in the URL, no leading slash; decoded by decodePath) from the
+   * table; calls next() when no spec matches and no unsupportedPath error is configured. */
   (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void>;
+  /** The same for a path the caller already decoded with decodePath (it routed on it). */
+  decoded(req: Request, res: Response, next: NextFunction, decodedPath: string): Promise<void>;
   readonly table: PathTable<X>;
 }
 
@@ -190,7 +195,37 @@ function validateData<X>(
   }
 }
 
-function safeDecode(path: string): string {
+/**
+ * The one method table (shared ARCHITECTURE "Routes are data"): GET and HEAD read, GET
+ * with a true `list` query value lists, LIST lists, PUT and POST write (create or update,
+ * decided by the existence check), PATCH patches, DELETE deletes. Undefined: a method the
+ * table does not know.
+ */
+export function methodOperation(method: string, list?: unknown): Operation | 'write' | undefined {
+  switch (method) {
+    case 'GET':
+      return list !== undefined && parseBool(firstOf(list)) === true ? 'list' : 'read';
+    case 'HEAD':
+      return 'read';
+    case 'LIST':
+      return 'list';
+    case 'PUT':
+    case 'POST':
+      return 'write';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return 'delete';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A relative path as the URL carries it, decoded: a malformed escape and a NUL (PostgreSQL
+ * text cannot hold one: a `%00` path parameter would fail its query with a 500) are 400s.
+ */
+export function decodePath(path: string): string {
   if (!path.includes('%')) return path;
   let decoded: string;
   try {
@@ -231,9 +266,8 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
   const validateFirst = options.validateFirst ?? false;
   const bodyFieldsInQuery = options.bodyFieldsInQuery ?? true;
 
-  const dispatch = async (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void> => {
+  const serve = async (req: Request, res: Response, next: NextFunction, path: string): Promise<void> => {
     try {
-      const path = safeDecode(relativePath);
       const query = req.query as Record<string, unknown>;
       checkQuery(query);
       // `?help=1` works on any path of the table, also on prefixes no spec matches (the
@@ -246,7 +280,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
         helpSelects(table, path)
       ) {
         const settings = kitSettingsOf(req);
-        if (options.authorizeHelp) await options.authorizeHelp(req, path);
+        if (options.authorizeHelp) await options.authorizeHelp(req, path, res);
         const title = helpOptions.title ?? `${settings?.service ?? 'service'} API`;
         const help = helpFor(table, path, { ...helpOptions, title, bodyFieldsInQuery });
         sendJson(res, 200, JSON.stringify(help) + (settings?.flavour === 'vault' ? '\n' : ''));
@@ -265,27 +299,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       const method = req.method;
       const ops = spec.operations;
 
-      // The one method table (shared ARCHITECTURE "Routes are data").
-      let operation: Operation | 'write' | undefined;
-      switch (method) {
-        case 'GET':
-        case 'HEAD':
-          operation = method === 'GET' && parseBool(firstOf(query.list)) === true ? 'list' : 'read';
-          break;
-        case 'LIST':
-          operation = 'list';
-          break;
-        case 'PUT':
-        case 'POST':
-          operation = 'write';
-          break;
-        case 'PATCH':
-          operation = 'patch';
-          break;
-        case 'DELETE':
-          operation = 'delete';
-          break;
-      }
+      let operation = methodOperation(method, query.list);
       const supported =
         (operation === 'write' ? Boolean(ops.create || ops.update) : operation !== undefined && Boolean(ops[operation]));
       if (!supported) {
@@ -380,7 +394,17 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
       next(err);
     }
   };
-  return Object.assign(dispatch, { table });
+  const dispatch = (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void> => {
+    let path: string;
+    try {
+      path = decodePath(relativePath);
+    } catch (err) {
+      next(err);
+      return Promise.resolve();
+    }
+    return serve(req, res, next, path);
+  };
+  return Object.assign(dispatch, { table, decoded: serve });
 }
 
 /** One table served by an app, as recorded by mountPaths / recordMountedTable. */

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { BadRequestError, ForbiddenError, NotFoundError } from '@selfstack/errors';
 import { createLogger } from '@selfstack/logger';
-import { compilePathTable, createDispatcher, createKitApp, definePath, definePathFor, mountPaths, type MountOptions, type RequestContext } from '../src';
+import { compilePathTable, createDispatcher, createKitApp, decodePath, definePath, definePathFor, methodOperation, mountPaths, type MountOptions, type RequestContext } from '../src';
 import { capturedLogger, sampleTable } from './sample-table';
 
 function buildApp(mount: MountOptions = {}, flavour: 'vault' | 'nomad' | 'boxes' | 'registry' = 'vault') {
@@ -428,5 +428,73 @@ describe("an anchor's own parameter rules (FieldSpec decode/invalid, validateFir
     expect(names).toEqual(['stale', 'index']);
     const vaultHelp = await request(vaultish).get('/v1/thing/a?help=1');
     expect((vaultHelp.body.openapi.paths['/thing/{id}'].get.parameters as { name: string }[]).map((p) => p.name)).toEqual(['stale', 'index', 'Pause']);
+  });
+});
+
+describe('the method table and path decoding, for callers that route before the dispatcher (issue 31, item 3)', () => {
+  it('methodOperation is the table the dispatcher applies', () => {
+    expect(methodOperation('GET')).toBe('read');
+    expect(methodOperation('GET', 'true')).toBe('list');
+    expect(methodOperation('GET', ['1', 'false'])).toBe('list');
+    expect(methodOperation('GET', 'false')).toBe('read');
+    expect(methodOperation('GET', 'maybe')).toBe('read');
+    expect(methodOperation('HEAD', 'true')).toBe('read');
+    expect(methodOperation('LIST')).toBe('list');
+    expect(methodOperation('PUT')).toBe('write');
+    expect(methodOperation('POST')).toBe('write');
+    expect(methodOperation('PATCH')).toBe('patch');
+    expect(methodOperation('DELETE')).toBe('delete');
+    for (const m of ['OPTIONS', 'TRACE', 'CONNECT', 'PROPFIND', 'get']) expect(methodOperation(m)).toBeUndefined();
+  });
+
+  it('decodePath decodes once and refuses bad escapes and NUL with 400', () => {
+    expect(decodePath('a/b c')).toBe('a/b c');
+    expect(decodePath('a%2Fb%20c%25')).toBe('a/b c%');
+    expect(() => decodePath('%E0%A4%A')).toThrow(expect.objectContaining({ status: 400, messages: ['invalid URL escape in path'] }));
+    expect(() => decodePath('a%00b')).toThrow(expect.objectContaining({ status: 400, messages: ['invalid path: contains a NUL character'] }));
+  });
+
+  it('dispatcher.decoded serves a path the caller decoded, as it is (no second decode)', async () => {
+    const { logger } = capturedLogger();
+    const dispatch = createDispatcher(compilePathTable(sampleTable()), { prefix: '/v1/secret' });
+    const app = createKitApp({ service: 'secrets', logger, errorFlavour: 'vault' }, (a) => {
+      a.use('/v1/secret', (req, res, next) => void dispatch.decoded(req, res, next, decodePath(req.path.slice(1))));
+    });
+    // `%2541` decodes to `%41` once; decoding it again would give `A`.
+    const res = await request(app).get('/v1/secret/data/x%2541');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ op: 'read', path: 'x%41', version: null });
+  });
+
+  it('authorizeHelp sees the decoded path and the response (its locals), and can deny help', async () => {
+    const { logger } = capturedLogger();
+    const seen: { path: string; who: unknown }[] = [];
+    const dispatch = createDispatcher(compilePathTable(sampleTable()), {
+      prefix: '/v1/secret',
+      authorizeHelp: (_req, path, res) => {
+        seen.push({ path, who: res.locals.who });
+        if (res.locals.who !== 'root' && path.startsWith('data/secret')) throw new ForbiddenError(['permission denied']);
+      },
+    });
+    const app = createKitApp({ service: 'secrets', logger, errorFlavour: 'vault' }, (a) => {
+      a.use('/v1/secret', (req, res, next) => {
+        res.locals.who = req.headers['x-who'];
+        void dispatch(req, res, next, req.path.slice(1));
+      });
+    });
+    const open = await request(app).get('/v1/secret/data/x%20y?help=1').set('X-Who', 'alice');
+    expect(open.status).toBe(200);
+    expect(typeof open.body.help).toBe('string');
+    const denied = await request(app).get('/v1/secret/data/secret?help=1').set('X-Who', 'alice');
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual({ errors: ['permission denied'] });
+    expect((await request(app).get('/v1/secret/data/secret?help=1').set('X-Who', 'root')).status).toBe(200);
+    // Not a help request: the hook is not asked.
+    expect((await request(app).get('/v1/secret/data/secret?help=0').set('X-Who', 'alice')).status).toBe(200);
+    expect(seen).toEqual([
+      { path: 'data/x y', who: 'alice' },
+      { path: 'data/secret', who: 'alice' },
+      { path: 'data/secret', who: 'root' },
+    ]);
   });
 });

@@ -7,8 +7,9 @@ import { entryCacheOptions, envSchema } from './config';
 import { systemClock, type Clock } from './core/clock';
 import { createBarrier, type Barrier } from './features/barrier/barrier.service';
 import { createBarrierStore, createEntryStore } from './features/barrier/barrier.store';
-import { createCachedEntryStore, type CachedEntryStore, type EntryCacheOptions } from './features/barrier/entry-cache';
-import type { BarrierStore, EntryStore } from './features/barrier/barrier.types';
+import { createCachedStore, type CachedStore, type EntryCacheOptions } from './features/barrier/entry-cache';
+import type { BarrierStore } from './features/barrier/barrier.types';
+import type { Storage } from './features/barrier/storage.types';
 import { createSalt, type Salt } from './features/barrier/salt';
 import { createKvService, type KvService } from './features/kv/kv.service';
 import { createMountService, type MountService } from './features/mounts/mounts.service';
@@ -22,7 +23,7 @@ export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchem
 export interface SecretsServices {
   barrier: Barrier;
   /** The physical cache in front of the entry store (its stats are for tests and operators). */
-  physicalCache: CachedEntryStore;
+  physicalCache: Pick<CachedStore, 'stats' | 'purge'>;
   salt: Salt;
   sys: SysService;
   tokens: TokenService;
@@ -40,7 +41,8 @@ export function createSecretsServices(deps: {
   prisma?: PrismaClient;
   /** node-postgres pool for the entry store (the hot path); required with `prisma`. */
   pool?: Pool;
-  stores?: { entryStore: EntryStore; barrierStore: BarrierStore };
+  /** The entry store (any `Storage` of ciphertext: the in-memory one in unit tests) and the barrier row's store. */
+  stores?: { entryStore: Storage; barrierStore: BarrierStore };
   bus: Bus;
   clock?: Clock;
   /** The physical cache of KV data reads; default DEFAULT_ENTRY_CACHE, `maxBytes: 0` disables it. */
@@ -53,8 +55,11 @@ export function createSecretsServices(deps: {
       ? { entryStore: createEntryStore({ pool: deps.pool }), barrierStore: createBarrierStore({ prisma: deps.prisma }) }
       : undefined);
   if (!stores) throw new Error('createSecretsServices needs prisma and pool, or stores');
-  const entryStore = createCachedEntryStore(stores.entryStore, { bus: deps.bus, ...(deps.cache ?? DEFAULT_ENTRY_CACHE) });
-  const barrier = createBarrier({ entryStore, barrierStore: stores.barrierStore });
+  // The physical cache wraps the entry store. Only KV data reads go through its cached
+  // view (and only the KV v2 read path gets its synchronous fast path); everything else
+  // reads the database through its uncached view, whose writes invalidate it all the same.
+  const entryStore = createCachedStore(stores.entryStore, { bus: deps.bus, ...(deps.cache ?? DEFAULT_ENTRY_CACHE) });
+  const barrier = createBarrier({ storage: entryStore.uncached, barrierStore: stores.barrierStore });
   // Nothing cached survives a seal; an unseal starts empty (writes made meanwhile by other
   // replicas were invalidated by messages this process may have applied or not).
   barrier.onSeal(() => entryStore.purge());
@@ -64,7 +69,7 @@ export function createSecretsServices(deps: {
   const tokens = createTokenService({ storage: barrier, salt, clock, bus: deps.bus });
   const policies = createPolicyService({ storage: barrier, bus: deps.bus });
   const mounts = createMountService({ storage: barrier, bus: deps.bus, now: () => clock.now(), hash });
-  const kv = createKvService({ storage: barrier, clock, bus: deps.bus, hash });
+  const kv = createKvService({ storage: barrier, dataReads: barrier.cachedView(entryStore), clock, bus: deps.bus, hash });
   const sys = createSysService({ barrier, salt, mounts, policies, tokens, kv, clock });
   return {
     barrier,

@@ -251,6 +251,18 @@ path "secret/data/+/shared" { capabilities = ["read", "update"] }
       expect((await request(h.app).get('/v1/secret/data/lister-only?help=1').set(as(lister))).status).toBe(200);
       expect((await request(h.app).get('/v1/secret/data/lister-only?help=0').set(as(lister))).status).toBe(403);
       expect((await request(h.app).get('/v1/secret/data/lister-only?help=maybe').set(as(lister))).status).toBe(403);
+      // Reference §7: help needs a token allowed on the path. Nothing granted there, or a
+      // deny: 403 in the envelope's error shape, on every table (a mount, sys, auth/token).
+      for (const path of ['/v1/secret/data/elsewhere?help=1', '/v1/secret/?help=1', '/v1/sys/mounts?help=1', '/v1/auth/token/create?help=1']) {
+        const denied = await request(h.app).get(path).set(as(lister));
+        expect({ path, status: denied.status, body: denied.body }).toEqual({ path, status: 403, body: { errors: [MULTI_DENIED] } });
+        expect((await request(h.app).get(path).set(as(root))).status).toBe(200);
+      }
+      expect((await request(h.app).get('/v1/secret/data/app/locked?help=1').set(as(t))).status).toBe(403);
+      const helped = await request(h.app).get('/v1/secret/data/app/x?help=1').set(as(t));
+      expect(helped.status).toBe(200);
+      expect(helped.headers['cache-control']).toBe('no-store');
+      expect(typeof helped.body.help).toBe('string');
       // Unmounted path, unprivileged: 403 rather than revealing the route table.
       expect((await request(h.app).get('/v1/nomount/x').set(as(t))).status).toBe(403);
 

@@ -6,7 +6,7 @@ import type { Express } from 'express';
 import type { Pool } from 'pg';
 import request from 'supertest';
 import { applyManyValues, arrayLiteral, binaryArray, createEntryPool, createEntryStore, ENTRY_SQL, prefixBound } from '../src/features/barrier/barrier.store';
-import type { EntryStore } from '../src/features/barrier/barrier.types';
+import { guardOfStored, type Storage } from '../src/features/barrier/storage.types';
 import { createMemoryBus } from '@selfstack/bus';
 import { createPrismaClient } from '@selfstack/db';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
@@ -124,11 +124,14 @@ describe('KV v2 concurrent writes', () => {
     expect((await request(h.app).get('/v1/prune/data/k?version=9').set(as(root))).status).toBe(404);
   });
 
-  describe('EntryStore.applyIf (the statement itself)', () => {
+  describe('the entry store\'s applyIf (the statement itself)', () => {
     let pool: Pool;
-    let store: EntryStore;
+    let store: ReturnType<typeof createEntryStore>;
     const P = 'test/applyif/';
     const buf = (s: string): Buffer => Buffer.from(s);
+    /** The store's conditional write with a guard that saw `expected` at `path` (null: no row); whether it applied. */
+    const applyIf = async (st: Storage, path: string, expected: Buffer | null, next: Buffer, deletes: string[], puts: { path: string; value: Buffer }[]) =>
+      (await st.applyIf(path, guardOfStored(path, expected), next, deletes, puts)) !== null;
     /** Waits until the applyIf statement is waiting for a lock held by the open transaction. */
     async function waitUntilBlocked(marker = '"cur"'): Promise<void> {
       for (let i = 0; i < 200; i++) {
@@ -152,36 +155,38 @@ describe('KV v2 concurrent writes', () => {
     it('applies everything when the stored bytes match, nothing otherwise', async () => {
       await store.put(`${P}g`, buf('g1'));
       await store.put(`${P}old`, buf('o'));
-      expect(await store.applyIf(`${P}g`, buf('stale'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
+      expect(await applyIf(store, `${P}g`, buf('stale'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
       expect(await store.get(`${P}g`)).toEqual(buf('g1'));
       expect(await store.get(`${P}old`)).toEqual(buf('o'));
       expect(await store.get(`${P}new`)).toBeNull();
-      expect(await store.applyIf(`${P}g`, null, buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
+      expect(await applyIf(store, `${P}g`, null, buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(false);
       expect(await store.get(`${P}new`)).toBeNull();
-      expect(await store.applyIf(`${P}g`, buf('g1'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(true);
+      expect(await applyIf(store, `${P}g`, buf('g1'), buf('g2'), [`${P}old`], [{ path: `${P}new`, value: buf('n') }])).toBe(true);
       expect(await store.get(`${P}g`)).toEqual(buf('g2'));
       expect(await store.get(`${P}old`)).toBeNull();
       expect(await store.get(`${P}new`)).toEqual(buf('n'));
       // The same guard again: the row changed, so it does not apply.
-      expect(await store.applyIf(`${P}g`, buf('g1'), buf('g3'), [], [{ path: `${P}new`, value: buf('n2') }])).toBe(false);
+      expect(await applyIf(store, `${P}g`, buf('g1'), buf('g3'), [], [{ path: `${P}new`, value: buf('n2') }])).toBe(false);
       expect(await store.get(`${P}new`)).toEqual(buf('n'));
       // Absent guard: creates the row once.
-      expect(await store.applyIf(`${P}fresh`, null, buf('f'), [], [{ path: `${P}fv`, value: buf('v') }])).toBe(true);
-      expect(await store.applyIf(`${P}fresh`, null, buf('f2'), [], [{ path: `${P}fv`, value: buf('v2') }])).toBe(false);
+      expect(await applyIf(store, `${P}fresh`, null, buf('f'), [], [{ path: `${P}fv`, value: buf('v') }])).toBe(true);
+      expect(await applyIf(store, `${P}fresh`, null, buf('f2'), [], [{ path: `${P}fv`, value: buf('v2') }])).toBe(false);
       expect(await store.get(`${P}fresh`)).toEqual(buf('f'));
       expect(await store.get(`${P}fv`)).toEqual(buf('v'));
-      await expect(store.applyIf(`${P}g`, buf('g2'), buf('g3'), [`${P}g`], [])).rejects.toThrow(/more than once/);
+      await expect(applyIf(store, `${P}g`, buf('g2'), buf('g3'), [`${P}g`], [])).rejects.toThrow(/more than once/);
     });
 
-    it('the guard is the stored value\'s first bytes (the barrier passes a ciphertext header); values of any size and bytes arrive exactly', async () => {
+    it('the guard is the whole stored value (one that only starts with it is a change); values of any size and bytes arrive exactly', async () => {
       const stored = Buffer.concat([Buffer.from([0, 0, 0, 1, 1]), randomBytes(12), randomBytes(300)]);
       await store.put(`${P}h`, stored);
-      const other = Buffer.concat([stored.subarray(0, 16), Buffer.from([stored[16]! ^ 1])]);
       const values = [Buffer.alloc(0), Buffer.from([0, 0x5c, 0x78, 0xff, 0]), randomBytes(70_000)];
       const puts = values.map((value, i) => ({ path: `${P}h-v${i}`, value }));
-      expect(await store.applyIf(`${P}h`, other, buf('h2'), [], puts)).toBe(false);
+      expect(await applyIf(store, `${P}h`, stored.subarray(0, 17), buf('h2'), [], puts)).toBe(false);
+      const flipped = Buffer.from(stored);
+      flipped[flipped.length - 1]! ^= 1;
+      expect(await applyIf(store, `${P}h`, flipped, buf('h2'), [], puts)).toBe(false);
       expect(await store.get(`${P}h-v0`)).toBeNull();
-      expect(await store.applyIf(`${P}h`, stored.subarray(0, 17), buf('h2'), [], puts)).toBe(true);
+      expect(await applyIf(store, `${P}h`, stored, buf('h2'), [], puts)).toBe(true);
       expect(await store.get(`${P}h`)).toEqual(buf('h2'));
       for (const [i, value] of values.entries()) expect(await store.get(`${P}h-v${i}`)).toEqual(value);
       // In a transaction, replace() carries several values the same way.
@@ -197,7 +202,7 @@ describe('KV v2 concurrent writes', () => {
       try {
         await client.query('BEGIN');
         await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('w2'), `${P}w`]);
-        const pending = store.applyIf(`${P}w`, buf('w1'), buf('w3'), [], [{ path: `${P}wv`, value: buf('x') }]);
+        const pending = applyIf(store, `${P}w`, buf('w1'), buf('w3'), [], [{ path: `${P}wv`, value: buf('x') }]);
         await waitUntilBlocked();
         await client.query('COMMIT');
         expect(await pending).toBe(false);
@@ -214,7 +219,7 @@ describe('KV v2 concurrent writes', () => {
       try {
         await client.query('BEGIN');
         await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('r2'), `${P}r`]);
-        const pending = store.applyIf(`${P}r`, buf('r1'), buf('r3'), [], [{ path: `${P}rv`, value: buf('x') }]);
+        const pending = applyIf(store, `${P}r`, buf('r1'), buf('r3'), [], [{ path: `${P}rv`, value: buf('x') }]);
         await waitUntilBlocked();
         await client.query('ROLLBACK');
         expect(await pending).toBe(true);
@@ -229,17 +234,17 @@ describe('KV v2 concurrent writes', () => {
       // The default store: one statement at a time, a second beside it once it has run 5 ms.
       await store.put(`${P}lk`, buf('l1'));
       await store.put(`${P}free`, buf('f1'));
-      const stallsBefore = (store as ReturnType<typeof createEntryStore>).applyStats.stalls;
+      const stallsBefore = store.applyStats.stalls;
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('l2'), `${P}lk`]);
-        const locked = store.applyIf(`${P}lk`, buf('l1'), buf('l3'), [], []);
+        const locked = applyIf(store, `${P}lk`, buf('l1'), buf('l3'), [], []);
         await waitUntilBlocked();
         // Goes beside the blocked statement and commits while that one still waits.
-        expect(await store.applyIf(`${P}free`, buf('f1'), buf('f2'), [], [{ path: `${P}free-v`, value: buf('v') }])).toBe(true);
+        expect(await applyIf(store, `${P}free`, buf('f1'), buf('f2'), [], [{ path: `${P}free-v`, value: buf('v') }])).toBe(true);
         expect(await store.get(`${P}free-v`)).toEqual(buf('v'));
-        expect((store as ReturnType<typeof createEntryStore>).applyStats.stalls).toBe(stallsBefore + 1);
+        expect(store.applyStats.stalls).toBe(stallsBefore + 1);
         await client.query('COMMIT');
         expect(await locked).toBe(false);
       } finally {
@@ -260,7 +265,7 @@ describe('KV v2 concurrent writes', () => {
         const client = await pool.connect();
         await client.query('BEGIN');
         await client.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('h2'), path]);
-        const first = grouped.applyIf(path, buf('h1'), buf('h3'), [], []);
+        const first = applyIf(grouped, path, buf('h1'), buf('h3'), [], []);
         await waitUntilBlocked();
         return {
           first,
@@ -280,10 +285,10 @@ describe('KV v2 concurrent writes', () => {
         const slot = await holdSlot(`${P}hold1`);
         const before = grouped.applyStats.grouped;
         const outcomes = Promise.all([
-          grouped.applyIf(`${P}ga`, buf('a1'), buf('a2'), [`${P}ga-old`], [{ path: `${P}ga-new`, value: buf('an') }]),
-          grouped.applyIf(`${P}gs`, buf('stale'), buf('s2'), [`${P}gs-old`], [{ path: `${P}gs-new`, value: buf('sn') }]),
-          grouped.applyIf(`${P}gn`, null, buf('n1'), [], [{ path: `${P}gn-v`, value: buf('nv') }]),
-          grouped.applyIf(`${P}ge`, null, buf('e2'), [], [{ path: `${P}ge-v`, value: buf('ev') }]),
+          applyIf(grouped, `${P}ga`, buf('a1'), buf('a2'), [`${P}ga-old`], [{ path: `${P}ga-new`, value: buf('an') }]),
+          applyIf(grouped, `${P}gs`, buf('stale'), buf('s2'), [`${P}gs-old`], [{ path: `${P}gs-new`, value: buf('sn') }]),
+          applyIf(grouped, `${P}gn`, null, buf('n1'), [], [{ path: `${P}gn-v`, value: buf('nv') }]),
+          applyIf(grouped, `${P}ge`, null, buf('e2'), [], [{ path: `${P}ge-v`, value: buf('ev') }]),
         ]);
         await slot.open();
         expect(await slot.first).toBe(false);
@@ -295,7 +300,7 @@ describe('KV v2 concurrent writes', () => {
         ]);
       });
 
-      it('grouped: header guards and values of any size reach each item exactly', async () => {
+      it('grouped: whole-value guards and values of any size reach each item exactly', async () => {
         const stored = (n: number) => Buffer.concat([Buffer.from([0, 0, 0, 1, 1]), randomBytes(12), randomBytes(n)]);
         const a = stored(1_000);
         const b = stored(10);
@@ -304,9 +309,9 @@ describe('KV v2 concurrent writes', () => {
         const slot = await holdSlot(`${P}hold3`);
         const big = randomBytes(50_000);
         const outcomes = Promise.all([
-          grouped.applyIf(`${P}pa`, a.subarray(0, 17), big, [], [{ path: `${P}pa-v`, value: Buffer.alloc(0) }, { path: `${P}pa-w`, value: buf('w') }]),
-          grouped.applyIf(`${P}pb`, a.subarray(0, 17), buf('nope'), [], [{ path: `${P}pb-v`, value: buf('nope') }]),
-          grouped.applyIf(`${P}pc`, null, Buffer.from([0, 1, 0]), [], [{ path: `${P}pc-v`, value: big }]),
+          applyIf(grouped, `${P}pa`, a, big, [], [{ path: `${P}pa-v`, value: Buffer.alloc(0) }, { path: `${P}pa-w`, value: buf('w') }]),
+          applyIf(grouped, `${P}pb`, b.subarray(0, 17), buf('nope'), [], [{ path: `${P}pb-v`, value: buf('nope') }]),
+          applyIf(grouped, `${P}pc`, null, Buffer.from([0, 1, 0]), [], [{ path: `${P}pc-v`, value: big }]),
         ]);
         await slot.open();
         await slot.first;
@@ -329,8 +334,8 @@ describe('KV v2 concurrent writes', () => {
           await other.query('BEGIN');
           await other.query(`UPDATE "secrets"."entries" SET "value" = $1 WHERE "path" = $2`, [buf('w2'), `${P}gw`]);
           const outcomes = Promise.all([
-            grouped.applyIf(`${P}gw`, buf('w1'), buf('w3'), [], [{ path: `${P}gw-v`, value: buf('x') }]),
-            grouped.applyIf(`${P}gv`, buf('v1'), buf('v2'), [], [{ path: `${P}gv-v`, value: buf('y') }]),
+            applyIf(grouped, `${P}gw`, buf('w1'), buf('w3'), [], [{ path: `${P}gw-v`, value: buf('x') }]),
+            applyIf(grouped, `${P}gv`, buf('v1'), buf('v2'), [], [{ path: `${P}gv-v`, value: buf('y') }]),
           ]);
           await slot.open();
           await slot.first;
@@ -352,7 +357,7 @@ describe('KV v2 concurrent writes', () => {
       try {
         await client.query('BEGIN');
         await client.query(`INSERT INTO "secrets"."entries" ("path", "value") VALUES ($1, $2)`, [`${P}i`, buf('i1')]);
-        const pending = store.applyIf(`${P}i`, null, buf('i2'), [], [{ path: `${P}iv`, value: buf('x') }]);
+        const pending = applyIf(store, `${P}i`, null, buf('i2'), [], [{ path: `${P}iv`, value: buf('x') }]);
         await waitUntilBlocked();
         await client.query('COMMIT');
         expect(await pending).toBe(false);
@@ -389,7 +394,7 @@ describe('the entry store\'s KV statements', () => {
     await pool.query('ANALYZE "secrets"."entries"');
     const item = (k: number) => ({
       guardPath: metas[k] as string,
-      expected: randomBytes(17),
+      expected: randomBytes(1100),
       next: randomBytes(1100),
       deletes: [versions[k * 10] as string],
       puts: [{ path: `${T}ver/h${k}/0000000000000011`, value: randomBytes(100) }],
@@ -403,7 +408,7 @@ describe('the entry store\'s KV statements', () => {
       replace: [[versions[70]], [`${dir}z`, metas[6]], Buffer.concat([v, v]), [1, 11], [10, 10]],
       get: [metas[7]],
       getMany: [[metas[8], versions[80]]],
-      getWithLast: [metas[9], `${dir}0000000000000000`, `${dir}9999999999999999`],
+      getWithLast: [metas[9], dir, prefixBound(dir)],
       listPaths: [dir, prefixBound(dir)],
       deletePrefix: [dir, prefixBound(dir)],
     };
@@ -537,16 +542,16 @@ describe('the entry store\'s KV statements', () => {
       await store.put(`${base}b`, Buffer.from('2'));
       expect(await store.get(`${base}a`)).toEqual(Buffer.from('1'));
       const many = await store.getMany([`${base}a`, `${base}b`, `${base}c`]);
-      expect(many.sort((x, y) => x.path.localeCompare(y.path))).toEqual([
-        { path: `${base}a`, value: Buffer.from('1') },
-        { path: `${base}b`, value: Buffer.from('2') },
+      expect([...many].sort(([x], [y]) => x.localeCompare(y))).toEqual([
+        [`${base}a`, Buffer.from('1')],
+        [`${base}b`, Buffer.from('2')],
       ]);
       // In a transaction (the pool's client, not the pool), array parameters included.
       await store.transaction(async (tx) => {
         expect(await tx.get(`${base}b`, { forUpdate: true })).toEqual(Buffer.from('2'));
         await tx.replace([`${base}b`], [{ path: `${base}c`, value: Buffer.from('3') }]);
       });
-      expect(await store.listPaths(base)).toEqual([`${base}a`, `${base}c`]);
+      expect(await store.list(base)).toEqual([`${base}a`, `${base}c`]);
       const r = await one.query<{ name: string; statement: string }>(`SELECT "name", "statement" FROM pg_prepared_statements ORDER BY "name"`);
       expect(r.rows).toEqual([
         { name: 'secrets_get', statement: ENTRY_SQL.get },
@@ -573,12 +578,42 @@ describe('the entry store\'s KV statements', () => {
     const byteOrder = (xs: string[]) => xs.sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
     const under = (prefix: string) => byteOrder(paths.filter((p) => p.startsWith(base + prefix)));
     for (const prefix of ['a/', 'a%/', 'a_/', 'a\\/', 'a', 'é', 'é/', '\u{1f600}', '\u{10ffff}', '']) {
-      expect({ prefix, paths: await store.listPaths(base + prefix) }).toEqual({ prefix, paths: under(prefix) });
+      expect({ prefix, paths: await store.list(base + prefix) }).toEqual({ prefix, paths: under(prefix) });
     }
     expect(await store.deletePrefix(`${base}a/`)).toBe(2);
     expect(await store.deletePrefix(`${base}\u{10ffff}`)).toBe(2);
-    expect(await store.listPaths(base)).toEqual(byteOrder(paths.filter((p) => !p.startsWith(`${base}a/`) && !p.startsWith(`${base}\u{10ffff}`))));
+    expect(await store.list(base)).toEqual(byteOrder(paths.filter((p) => !p.startsWith(`${base}a/`) && !p.startsWith(`${base}\u{10ffff}`))));
     expect(await store.deletePrefix(base)).toBe(paths.length - 4);
-    expect(await store.listPaths(base)).toEqual([]);
+    expect(await store.list(base)).toEqual([]);
+  });
+});
+
+describe('KV v2 metadata writes and the entry pool', () => {
+  it('a metadata write never needs a second connection inside its transaction (one connection; the configuration not cached)', async () => {
+    // A transaction that read the mount's configuration from the pool while it held its own
+    // connection deadlocked once every connection was held by transactions queued on the
+    // key's row lock (concurrent-writes.itest.ts, right after configuration writes had
+    // dropped the cached configuration). With a pool of one, any such read waits forever.
+    const fresh = await createTestDatabase();
+    const prisma = createPrismaClient({ url: fresh.url, poolSize: 2 });
+    const one = createEntryPool({ url: fresh.url, max: 1 });
+    const services = createSecretsServices({ prisma, pool: one, bus: createMemoryBus() });
+    try {
+      const { secretPrefix: prefix } = await startOneShareInstall(services);
+      await services.kv.writeConfig(prefix, { max_versions: 3 });
+      for (const patch of [false, true]) {
+        services.kv.clearCache();
+        const done = services.kv.writeMetadata(prefix, 'k', { max_versions: 2, custom_metadata: { p: String(patch) } }, patch);
+        const outcome = await Promise.race([done.then(() => 'written'), new Promise((r) => setTimeout(() => r('stuck'), 10_000).unref())]);
+        expect(outcome).toBe('written');
+      }
+      expect(await services.kv.readMetadata(prefix, 'k')).toMatchObject({ max_versions: 2, custom_metadata: { p: 'true' } });
+    } finally {
+      services.stop();
+      // (A stuck transaction keeps its connection: do not wait on it here.)
+      await Promise.race([one.end(), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await prisma.$disconnect();
+      await fresh.drop();
+    }
   });
 });

@@ -1,21 +1,28 @@
-// In-memory EntryStore/BarrierStore for unit tests of the services (no I/O). Transactions
-// are serialised by a mutex and applied atomically at the end, like the Postgres store.
+// In-memory entry store (the storage contract, src/features/barrier/storage.types.ts) and
+// barrier store for unit tests of the services (no I/O). Transactions are serialised by a
+// mutex and applied atomically at the end, like the PostgreSQL store; it passes the same
+// contract suite (test/storage-contract.ts).
+import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from '../src/features/barrier/barrier.types';
 import {
-  AlreadyInitializedError,
   assertDisjointPaths,
   EntryConflictError,
-  type BarrierRecord,
-  type BarrierStore,
-  type EntryStore,
-  type RawEntry,
-  type RawEntryTx,
-} from '../src/features/barrier/barrier.types';
+  guardOfStored,
+  retryOnConflict,
+  storedOfGuard,
+  type Storage,
+  type StorageEntry,
+  type StorageTx,
+} from '../src/features/barrier/storage.types';
 
 export interface MemoryStores {
+  /** The committed rows (tests may change them behind the store's back: "another writer"). */
   entries: Map<string, Buffer>;
-  entryStore: EntryStore;
+  entryStore: Storage;
   barrierStore: BarrierStore;
 }
+
+/** Byte order of the paths' UTF-8 (PostgreSQL's "C" collation), not JavaScript's UTF-16 order. */
+const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 export function createMemoryStores(): MemoryStores {
   const entries = new Map<string, Buffer>();
@@ -23,29 +30,34 @@ export function createMemoryStores(): MemoryStores {
   let lock: Promise<void> = Promise.resolve();
 
   const sortedUnder = (prefix: string, source: Map<string, Buffer | null>): string[] =>
-    [...source.entries()].filter(([p, v]) => v !== null && p.startsWith(prefix)).map(([p]) => p).sort();
+    [...source.entries()]
+      .filter(([p, v]) => v !== null && p.startsWith(prefix))
+      .map(([p]) => p)
+      .sort(byteOrder);
 
-  async function runTx<T>(fn: (tx: RawEntryTx) => Promise<T>): Promise<T> {
+  /** One attempt: runs `fn` holding the mutex; its writes land only if it resolves. */
+  async function attempt<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     let release!: () => void;
     const previous = lock;
     lock = new Promise<void>((r) => (release = r));
     await previous;
     const overlay = new Map<string, Buffer | null>();
+    const current = (path: string): Buffer | null => (overlay.has(path) ? (overlay.get(path) ?? null) : (entries.get(path) ?? null));
     const view = (): Map<string, Buffer | null> => {
       const merged = new Map<string, Buffer | null>(entries);
       for (const [k, v] of overlay) merged.set(k, v);
       return merged;
     };
-    const tx: RawEntryTx = {
-      get: async (path) => (overlay.has(path) ? overlay.get(path) ?? null : entries.get(path) ?? null),
+    const tx: StorageTx = {
+      get: async (path) => current(path),
       put: async (path, value) => void overlay.set(path, value),
       insert: async (path, value) => {
-        const existing = overlay.has(path) ? overlay.get(path) : entries.get(path);
-        if (existing) throw new EntryConflictError(path);
+        if (current(path) !== null) throw new EntryConflictError(path);
         overlay.set(path, value);
       },
       delete: async (path) => void overlay.set(path, null),
       replace: async (deletes, puts) => {
+        for (const p of puts) if (deletes.includes(p.path)) throw new Error(`replace: ${p.path} is both deleted and written`);
         for (const p of deletes) overlay.set(p, null);
         for (const p of puts) overlay.set(p.path, p.value);
       },
@@ -54,7 +66,7 @@ export function createMemoryStores(): MemoryStores {
         for (const p of victims) overlay.set(p, null);
         return victims.length;
       },
-      listPaths: async (prefix) => sortedUnder(prefix, view()),
+      list: async (prefix) => sortedUnder(prefix, view()),
     };
     try {
       const result = await fn(tx);
@@ -67,38 +79,44 @@ export function createMemoryStores(): MemoryStores {
       release();
     }
   }
+  const runTx = <T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> => retryOnConflict(() => attempt(fn));
 
-  const entryStore: EntryStore = {
+  const entryStore: Storage = {
     get: async (path) => entries.get(path) ?? null,
-    getMany: async (paths) =>
-      paths.flatMap((p): RawEntry[] => {
+    getMany: async (paths) => {
+      const out = new Map<string, Buffer>();
+      for (const p of paths) {
         const v = entries.get(p);
-        return v ? [{ path: p, value: v }] : [];
-      }),
-    getWithLast: async (path, prefix) => {
-      const under = [...entries.keys()].filter((p) => p.startsWith(prefix)).sort();
-      const lastPath = under[under.length - 1];
-      return {
-        entry: entries.get(path) ?? null,
-        last: lastPath === undefined ? null : { path: lastPath, value: entries.get(lastPath) as Buffer },
-      };
+        if (v) out.set(p, v);
+      }
+      return out;
     },
-    put: (path, value) => runTx((tx) => tx.put(path, value)),
-    insert: (path, value) => runTx((tx) => tx.insert(path, value)),
-    delete: (path) => runTx((tx) => tx.delete(path)),
-    deletePrefix: (prefix) => runTx((tx) => tx.deletePrefix(prefix)),
-    listPaths: async (prefix) => [...entries.keys()].filter((p) => p.startsWith(prefix)).sort(),
-    // Same semantics as the Postgres statement: the stored bytes must start with
-    // `expected`, then apply all or nothing, serialised with transactions.
-    applyIf: (guardPath, expected, next, deletes, puts) =>
-      runTx(async (tx) => {
-        assertDisjointPaths(guardPath, deletes, puts);
-        const current = await tx.get(guardPath);
-        const holds = expected === null ? current === null : current !== null && current.subarray(0, expected.length).equals(expected);
-        if (!holds) return false;
-        await tx.put(guardPath, next);
+    getWithLast: async (path, prefix) => {
+      const under = sortedUnder(prefix, entries);
+      const lastPath = under[under.length - 1];
+      const last: StorageEntry | null = lastPath === undefined ? null : { path: lastPath, value: entries.get(lastPath) as Buffer };
+      return { entry: entries.get(path) ?? null, last };
+    },
+    getGuarded: async (path) => {
+      const value = entries.get(path) ?? null;
+      return { value, guard: guardOfStored(path, value) };
+    },
+    put: (path, value) => attempt((tx) => tx.put(path, value)),
+    delete: (path) => attempt((tx) => tx.delete(path)),
+    deletePrefix: (prefix) => attempt((tx) => tx.deletePrefix(prefix)),
+    list: async (prefix) => sortedUnder(prefix, entries),
+    // As the PostgreSQL statement: the stored bytes must be the guard's, then all or
+    // nothing, serialised with transactions.
+    applyIf: (path, guard, value, deletes, puts) =>
+      attempt(async (tx) => {
+        const expected = storedOfGuard(guard, path);
+        assertDisjointPaths(path, deletes, puts);
+        const stored = await tx.get(path);
+        const holds = expected === null ? stored === null : stored !== null && stored.equals(expected);
+        if (!holds) return null;
+        await tx.put(path, value);
         await tx.replace(deletes, puts);
-        return true;
+        return guardOfStored(path, value);
       }),
     transaction: runTx,
   };
@@ -106,7 +124,7 @@ export function createMemoryStores(): MemoryStores {
   const barrierStore: BarrierStore = {
     load: async () => record,
     create: async (next, setup) => {
-      await runTx(async (tx) => {
+      await attempt(async (tx) => {
         if (record) throw new AlreadyInitializedError();
         await setup(tx);
       });

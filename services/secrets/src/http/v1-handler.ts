@@ -2,10 +2,11 @@
 // work unauthenticated and while sealed), then init/seal checks (501/503), the client
 // token, the period rule, and routing by mount to the engine's path table. The kit's
 // dispatcher then runs the method table, the existence check, `authorize` (the ACL) and
-// validation; `respond` writes the envelope.
+// validation; `respond` writes the envelope. The method table, the path decoding and the
+// help test are the kit's (issue 31, item 3): this file only adds what is Vault's.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, parseBool, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, decodePath, methodOperation, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -28,7 +29,6 @@ import { aclPath, type SecretsExtra, type SecretsRequestContext } from './reques
 const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
 const EXTRA_KEY = 'secretsExtra';
 const MERGE_PATCH = 'application/merge-patch+json';
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'LIST']);
 
 const HELP: HelpOptions = {
   title: 'Secrets Service API',
@@ -39,20 +39,10 @@ const HELP: HelpOptions = {
 /** The spec's X-Secrets-Token, the anchor's X-Vault-Token, then `Authorization: Bearer`. */
 const TOKEN_HEADERS = ['x-secrets-token', 'x-vault-token', 'authorization'] as const;
 
+/** The capability a request needs: the kit's method table, a write being an update (no existence check has run). */
 function operationOf(req: Request): CapabilityName {
-  switch (req.method) {
-    case 'GET':
-    case 'HEAD':
-      return parseBool(req.query.list) === true ? 'list' : 'read';
-    case 'LIST':
-      return 'list';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return 'delete';
-    default:
-      return 'update';
-  }
+  const op = methodOperation(req.method, req.query.list);
+  return op === undefined || op === 'write' ? 'update' : op;
 }
 
 /** Whether a `/`-separated segment of `path` ends in a period (`split('/')` without the
@@ -68,8 +58,10 @@ function hasPeriodSegment(path: string): boolean {
 
 const noRoute = (path: string): AppError => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
 
-/** `%` is the only character that must be re-escaped for the dispatcher's single decode. */
-const reEncode = (decoded: string): string => (decoded.includes('%') ? decoded.replace(/%/g, '%25') : decoded);
+const extraOf = (res: Response): SecretsExtra => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra;
+
+/** sys/internal/ui/mounts answers every token by what its policies reach (acl.ts `hasMountAccess`): no capability on the path itself. */
+const needsNoCapability = (x: SecretsExtra, path: string): boolean => x.mountPath === 'sys/' && path.startsWith('internal/ui/mounts');
 
 export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler & { tables: MountedTable[] } {
   const { barrier, tokens, policies, mounts } = services;
@@ -83,27 +75,21 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     const x = ctx.extra;
     const acl = x.acl;
     if (!acl) throw permissionDenied();
-    if (x.mountPath === 'sys/' && ctx.path.startsWith('internal/ui/mounts')) return;
-    // (`?help=1` never gets here: the dispatcher answers it after `authorizeHelp`; `?help=0`
-    // is an ordinary read and needs `read`.)
+    if (needsNoCapability(x, ctx.path)) return;
     const full = aclPath(ctx);
     if (!acl.allows(full, ctx.operation)) throw permissionDenied();
     if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
     if (x.token && x.token.numUses > 0) return useToken(x);
   };
-  // Spec "Help response": help is returned only if the caller has permission for the path,
-  // i.e. some capability there that is not `deny` (reference §7). Issue 33: the check used
-  // to sit in `authorize`, which the dispatcher never runs for `?help=1`, so any valid
-  // token read the help and OpenAPI of every path.
-  const authorizeHelp = (req: Request, path: string): Promise<void> | undefined => {
-    const x = (req.res?.locals as Record<string, unknown> | undefined)?.[EXTRA_KEY] as SecretsExtra | undefined;
-    const acl = x?.acl;
-    if (!x || !acl) throw permissionDenied();
-    if (!acl.root) {
-      const bits = acl.capabilities(x.mountPath + path);
-      if ((bits & CAP.deny) !== 0 || bits === 0) throw permissionDenied();
-    }
-    if (x.token && x.token.numUses > 0) return useToken(x);
+  // Reference §7: help needs a token allowed on the path, with any capability (the kit
+  // answers `?help=1` itself, before `authorize`; `?help=0` is an ordinary read).
+  const authorizeHelp = (_req: Request, path: string, res: Response): void => {
+    const x = extraOf(res);
+    const acl = x.acl;
+    if (!acl) throw permissionDenied();
+    if (acl.root || needsNoCapability(x, path)) return;
+    const bits = acl.capabilities(x.mountPath + path);
+    if ((bits & CAP.deny) !== 0 || bits === 0) throw permissionDenied();
   };
   const useToken = async (x: SecretsExtra): Promise<void> => {
     x.token = await tokens.use(x.token as NonNullable<SecretsExtra['token']>);
@@ -113,7 +99,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     respond,
     authorize,
     authorizeHelp,
-    extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
+    extra: (_req, res) => extraOf(res),
     help: HELP,
     unsupportedPath: () => unsupportedPath(),
     unsupportedOperation: () => unsupportedOperation(),
@@ -123,7 +109,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   const raw = createDispatcher(createSysRawPaths({ sys: services.sys }), {
     prefix: '/v1/sys',
     respond: (_ctx, result, res) => writeRaw(res, result),
-    extra: (_req, res) => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra,
+    extra: (_req, res) => extraOf(res),
     help: false,
     unsupportedOperation: () => new AppError(405, []),
     invalidRequest: () => new AppError(400, []),
@@ -135,7 +121,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
 
   const run = (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string): Promise<void> => {
     (res.locals as Record<string, unknown>)[EXTRA_KEY] = extra;
-    return d(req, res, next, reEncode(rel));
+    return d.decoded(req, res, next, rel);
   };
   // (Functions of the handler, not closures made per request.)
   const serveKv = (m: MountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
@@ -161,19 +147,14 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     // Every /v1 answer (envelopes, help, errors) is no-store; envelope.ts's writers rely on it.
     res.setHeader('Cache-Control', 'no-store');
     try {
-      // Reference §9: an HTTP method Vault does not know is 405 with an empty error list.
-      if (!KNOWN_METHODS.has(req.method)) throw new AppError(405, []);
+      // Reference §9: an HTTP method Vault does not know (not in the kit's method table) is
+      // 405 with an empty error list.
+      if (methodOperation(req.method) === undefined) throw new AppError(405, []);
       if (options.requireRequestHeader && req.headers['x-secrets-request'] === undefined && req.headers['x-vault-request'] === undefined) {
         throw new AppError(412, ["missing 'X-Secrets-Request' header"]);
       }
-      let path: string;
-      try {
-        path = decodeURIComponent(req.path.slice(1));
-      } catch {
-        throw new AppError(400, ['invalid URL escape in path']);
-      }
-      // PostgreSQL text cannot hold NUL; refuse it here rather than fail in storage.
-      if (path.includes('\u0000')) throw new AppError(400, ['invalid path: contains a NUL character']);
+      // Decoded once, here (routing needs the mount): the dispatcher takes it as it is.
+      const path = decodePath(req.path.slice(1));
       const ns = req.headers['x-secrets-namespace'] ?? req.headers['x-vault-namespace'];
       if (typeof ns === 'string' && !['', 'root', 'root/', '/'].includes(ns.trim())) throw new AppError(404, ['namespace not found']);
       if (req.method === 'PATCH') {

@@ -1,4 +1,4 @@
-// Group commit for optimistic writes (EntryStore.applyIf). Under load, the conditional
+// Group commit for optimistic writes (the entry store's applyIf). Under load, the conditional
 // statements of concurrent KV writes wait for a free slot and then go to PostgreSQL
 // together, as one statement: one round trip, one backend wake-up and one commit (WAL
 // flush) for the whole group instead of one each. Each item keeps its own guard and its

@@ -52,17 +52,6 @@ export function seal(key: Buffer, term: number, aad: string, plaintext: Buffer):
   return out;
 }
 
-/**
- * The first bytes of a ciphertext that tell it from every other: key term, format and the
- * random 96-bit nonce drawn for this one encryption (two encryptions sharing them would
- * already break AES-GCM). Conditional writes compare these instead of the whole value.
- */
-export const GUARD_BYTES = HEADER_BYTES + NONCE_BYTES;
-
-export function guardOf(ciphertext: Buffer): Buffer {
-  return ciphertext.subarray(0, GUARD_BYTES);
-}
-
 export function termOf(ciphertext: Buffer): number {
   if (ciphertext.length < HEADER_BYTES + NONCE_BYTES + TAG_BYTES) throw new BarrierDecryptError('ciphertext too short');
   return ciphertext.readUInt32BE(0);

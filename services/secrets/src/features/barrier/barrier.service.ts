@@ -5,31 +5,18 @@
 // unseal: shares are collected in memory (per process: each replica unseals on its own);
 //         at the threshold they are combined and must authenticate the keyring.
 // seal:   keys and progress are dropped from memory; `onSeal` hooks clear every cache.
+//
+// The barrier is the storage contract (storage.types.ts) over plaintext, on top of the same
+// contract over ciphertext (the physical store): values are sealed on the way in and opened
+// on the way out; paths, guards and transactions pass through unchanged.
 import { randomBytes } from 'node:crypto';
 import { badRequest, notInitializedError, sealedError, SecretsError } from '../../core/errors';
-import { BarrierDecryptError, guardOf, newKey, open, seal, termOf } from './barrier-crypto';
+import { BarrierDecryptError, newKey, open, seal, termOf } from './barrier-crypto';
 import { combineShares, splitKey } from './shamir';
-import {
-  AlreadyInitializedError,
-  EntryConflictError,
-  type BarrierRecord,
-  type BarrierStore,
-  type EntryGuard,
-  type EntryStore,
-  type RawEntryTx,
-  type RawEntry,
-  type Storage,
-  type StorageTx,
-} from './barrier.types';
+import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from './barrier.types';
+import type { LatestPeek, Storage, StorageTx, WithLast } from './storage.types';
 
 const KEYRING_AAD = 'core/keyring';
-const MAX_TX_ATTEMPTS = 5;
-
-/** What an `EntryGuard` holds: the path and its stored ciphertext when read. */
-interface GuardState {
-  readonly path: string;
-  readonly stored: Buffer | null;
-}
 
 interface Keyring {
   activeTerm: number;
@@ -48,6 +35,18 @@ export interface InitResult {
   keys: Buffer[];
 }
 
+/** The decrypted view of the physical cache: KV data reads, and their synchronous fast path. */
+export interface CachedView {
+  readonly storage: Storage;
+  readonly peek: LatestPeek;
+}
+
+/** An opened cached pair, tied to the cache's pair it came from (LatestPeek.stillCached). */
+interface OpenedPair extends WithLast {
+  readonly cached: WithLast;
+}
+
+/** The barrier's own view (Storage) reads the physical store it was made with, uncached. */
 export interface Barrier extends Storage {
   isInitialized(): Promise<boolean>;
   isSealed(): boolean;
@@ -59,6 +58,12 @@ export interface Barrier extends Storage {
   seal(): void;
   onSeal(listener: () => void): void;
   onUnseal(listener: () => Promise<void>): void;
+  /**
+   * The same entries through a cached physical store (entry-cache.ts), with the same keys
+   * and seal state. Its reads share one plaintext per cached ciphertext (never modify what
+   * it returns).
+   */
+  cachedView(cache: Storage & LatestPeek): CachedView;
 }
 
 export function validateSealConfig(shares: number, threshold: number): void {
@@ -84,8 +89,8 @@ function decodeKeyring(raw: Buffer): Keyring {
   return { activeTerm: parsed.active_term, keys: new Map(parsed.keys.map((k) => [k.term, Buffer.from(k.key, 'base64')])) };
 }
 
-export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: EntryStore }): Barrier {
-  const { barrierStore, entryStore } = deps;
+export function createBarrier(deps: { barrierStore: BarrierStore; storage: Storage }): Barrier {
+  const { barrierStore } = deps;
   let keyring: Keyring | null = null;
   let initializedCache = false;
   // The barrier row never changes once written (no rekey), so it is read from Postgres
@@ -106,35 +111,6 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     return keyring;
   };
 
-  // Last known state of paths written optimistically (getGuarded/applyIf), so that the next
-  // write of a key can skip its read: the guard (stored ciphertext, random nonce, so
-  // no ABA) makes a stale entry cost one failed attempt, never a wrong write. Bounded (the
-  // path remembered first goes first), dropped on seal; any other write to a path forgets
-  // it. A path keeps its record, updated in place: a Map entry added and deleted per write
-  // got each write's Buffers promoted by V8's scavenges (@selfstack/http-kit's slot-set.ts).
-  const GUARD_CACHE_MAX = 4096;
-  const guards = new Map<string, { known: boolean; stored: Buffer | null; value: Buffer | null }>();
-  const remember = (path: string, stored: Buffer | null, value: Buffer | null): void => {
-    const g = guards.get(path);
-    if (g !== undefined) {
-      g.known = true;
-      g.stored = stored;
-      g.value = value;
-      return;
-    }
-    guards.set(path, { known: true, stored, value });
-    if (guards.size > GUARD_CACHE_MAX) guards.delete(guards.keys().next().value as string);
-  };
-  const forget = (path: string): void => {
-    const g = guards.get(path);
-    if (g === undefined) return;
-    g.known = false;
-    g.stored = null;
-    g.value = null;
-  };
-  const forgetPrefix = (prefix: string): void => {
-    for (const path of guards.keys()) if (path.startsWith(prefix)) forget(path);
-  };
   const enc = (k: Keyring, path: string, value: Buffer): Buffer => {
     const key = k.keys.get(k.activeTerm) as Buffer;
     return seal(key, k.activeTerm, path, value);
@@ -144,12 +120,12 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     if (!key) throw new SecretsError(500, [`no key for term ${termOf(value)} at ${path}`]);
     return open(key, path, value);
   };
-  // Reads the physical cache may answer return the same ciphertext Buffer for as long as
-  // it holds the entry: its plaintext is opened once and shared by those reads (callers
-  // never modify what they read). Keyed by the ciphertext object, so it lives exactly as
-  // long as the cached entry; replaced on seal.
+  // Reads the physical cache answers return the same ciphertext Buffer for as long as it
+  // holds the entry: its plaintext is opened once and shared by those reads (callers never
+  // modify what they read). Keyed by the ciphertext object, so it lives exactly as long as
+  // the cached entry; replaced on seal.
   let opened = new WeakMap<Buffer, { path: string; plain: Buffer }>();
-  let openedPairs = new WeakMap<object, { entry: Buffer | null; last: RawEntry | null; cached: object }>();
+  let openedPairs = new WeakMap<WithLast, OpenedPair>();
   const decShared = (k: Keyring, path: string, value: Buffer): Buffer => {
     const hit = opened.get(value);
     if (hit !== undefined && hit.path === path) return hit.plain;
@@ -157,40 +133,75 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     opened.set(value, { path, plain });
     return plain;
   };
+  type Opener = (k: Keyring, path: string, value: Buffer) => Buffer;
 
-  const openWithLast = (k: Keyring, path: string, found: { entry: Buffer | null; last: RawEntry | null }) => ({
-    entry: found.entry === null ? null : decShared(k, path, found.entry),
-    last: found.last === null ? null : { path: found.last.path, value: decShared(k, found.last.path, found.last.value) },
+  const openWithLast = (k: Keyring, path: string, found: WithLast, opener: Opener): WithLast => ({
+    entry: found.entry === null ? null : opener(k, path, found.entry),
+    last: found.last === null ? null : { path: found.last.path, value: opener(k, found.last.path, found.last.value) },
   });
 
-  // `touched` collects what the transaction writes: the guard cache forgets it afterwards.
-  const wrapTx = (k: Keyring, tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): StorageTx => ({
+  const wrapTx = (k: Keyring, tx: StorageTx): StorageTx => ({
     get: async (path, options) => {
       const v = await tx.get(path, options);
       return v === null ? null : dec(k, path, v);
     },
-    put: (path, value) => {
-      touched.paths.push(path);
-      return tx.put(path, enc(k, path, value));
-    },
-    insert: (path, value) => {
-      touched.paths.push(path);
-      return tx.insert(path, enc(k, path, value));
-    },
-    delete: (path) => {
-      touched.paths.push(path);
-      return tx.delete(path);
-    },
-    replace: (deletes, puts) => {
-      touched.paths.push(...deletes, ...puts.map((p) => p.path));
-      return tx.replace(deletes, puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })));
-    },
-    deletePrefix: (prefix) => {
-      touched.prefixes.push(prefix);
-      return tx.deletePrefix(prefix);
-    },
-    listPaths: (prefix) => tx.listPaths(prefix),
+    put: (path, value) => tx.put(path, enc(k, path, value)),
+    insert: (path, value) => tx.insert(path, enc(k, path, value)),
+    delete: (path) => tx.delete(path),
+    replace: (deletes, puts) => tx.replace(deletes, puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) }))),
+    deletePrefix: (prefix) => tx.deletePrefix(prefix),
+    list: (prefix) => tx.list(prefix),
   });
+
+  /** The plaintext view of `physical`; `shared`: its reads hand out cached ciphertext (decShared). */
+  const view = (physical: Storage, shared: boolean): Storage => {
+    const opener: Opener = shared ? decShared : dec;
+    return {
+      async get(path) {
+        const k = ring();
+        const v = await physical.get(path);
+        return v === null ? null : opener(k, path, v);
+      },
+      async getMany(paths) {
+        const k = ring();
+        const rows = await physical.getMany(paths);
+        const out = new Map<string, Buffer>();
+        for (const [path, value] of rows) out.set(path, dec(k, path, value));
+        return out;
+      },
+      async getWithLast(path, prefix) {
+        const k = ring();
+        return openWithLast(k, path, await physical.getWithLast(path, prefix), opener);
+      },
+      async getGuarded(path) {
+        const k = ring();
+        const { value, guard } = await physical.getGuarded(path);
+        return { value: value === null ? null : dec(k, path, value), guard };
+      },
+      async applyIf(path, guard, value, deletes, puts) {
+        const k = ring();
+        return physical.applyIf(path, guard, enc(k, path, value), deletes, puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })));
+      },
+      put: async (path, value) => physical.put(path, enc(ring(), path, value)),
+      delete: async (path) => {
+        ring();
+        await physical.delete(path);
+      },
+      deletePrefix: async (prefix) => {
+        ring();
+        return physical.deletePrefix(prefix);
+      },
+      list: async (prefix) => {
+        ring();
+        return physical.list(prefix);
+      },
+      // The keys are taken at the start of each attempt (a conflict runs `fn` again).
+      transaction: async (fn) => {
+        ring();
+        return physical.transaction((tx) => fn(wrapTx(ring(), tx)));
+      },
+    };
+  };
 
   async function isInitialized(): Promise<boolean> {
     if (initializedCache) return true;
@@ -211,6 +222,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
   }
 
   const barrier: Barrier = {
+    ...view(deps.storage, false),
     isInitialized,
     isSealed: () => keyring === null,
     status,
@@ -226,7 +238,7 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
         keyring: seal(rootKey, 0, KEYRING_AAD, encodeKeyring(fresh)),
       };
       try {
-        await barrierStore.create(record, (tx) => setup(wrapTx(fresh, tx, { paths: [], prefixes: [] })));
+        await barrierStore.create(record, (tx) => setup(wrapTx(fresh, tx)));
       } catch (err) {
         if (err instanceof AlreadyInitializedError) throw badRequest('Vault is already initialized');
         throw err;
@@ -285,7 +297,6 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
       if (keyring) for (const key of keyring.keys.values()) key.fill(0);
       keyring = null;
       progress = [];
-      guards.clear();
       opened = new WeakMap();
       openedPairs = new WeakMap();
       for (const listener of sealListeners) listener();
@@ -293,100 +304,24 @@ export function createBarrier(deps: { barrierStore: BarrierStore; entryStore: En
     onSeal: (listener) => void sealListeners.push(listener),
     onUnseal: (listener) => void unsealListeners.push(listener),
 
-    async get(path, options) {
-      const k = ring();
-      const v = await entryStore.get(path, options);
-      return v === null ? null : options?.cached ? decShared(k, path, v) : dec(k, path, v);
-    },
-    async getMany(paths) {
-      const k = ring();
-      const rows = await entryStore.getMany(paths);
-      return new Map(rows.map((r) => [r.path, dec(k, r.path, r.value)]));
-    },
-    async getWithLast(path, prefix) {
-      const k = ring();
-      return openWithLast(k, path, await entryStore.getWithLast(path, prefix));
-    },
-    peekWithLast(path, prefix) {
-      const k = ring();
-      const found = entryStore.peekWithLast?.(path, prefix);
-      if (found === undefined) return undefined;
-      // One opened pair per cached pair (the cache hands out the same object while it holds
-      // it), which remembers the cached one for stillCached.
-      let pair = openedPairs.get(found);
-      if (pair === undefined) openedPairs.set(found, (pair = { ...openWithLast(k, path, found), cached: found }));
-      return pair;
-    },
-    stillCached(pair) {
-      const cached = (pair as { cached?: object }).cached;
-      return keyring !== null && cached !== undefined && entryStore.stillCached?.(cached) === true;
-    },
-    async getGuarded(path, options) {
-      const k = ring();
-      const known = options?.cached ? guards.get(path) : undefined;
-      if (known?.known) return { value: known.value, guard: { path, stored: known.stored } as unknown as EntryGuard, cached: true };
-      const stored = await entryStore.get(path);
-      const value = stored === null ? null : dec(k, path, stored);
-      remember(path, stored, value);
-      const guard: GuardState = { path, stored };
-      return { value, guard: guard as unknown as EntryGuard, cached: false };
-    },
-    async applyIf(path, guard, value, deletes, puts) {
-      const k = ring();
-      const g = guard as unknown as GuardState;
-      if (g.path !== path) throw new Error(`applyIf: guard of ${g.path} used for ${path}`);
-      const stored = enc(k, path, value);
-      let applied = false;
-      try {
-        applied = await entryStore.applyIf(
-          path,
-          g.stored === null ? null : guardOf(g.stored),
-          stored,
-          deletes,
-          puts.map((p) => ({ path: p.path, value: enc(k, p.path, p.value) })),
-        );
-      } finally {
-        if (applied) remember(path, stored, value);
-        else forget(path);
-      }
-      return applied;
-    },
-    put: async (path, value) => {
-      forget(path);
-      return entryStore.put(path, enc(ring(), path, value));
-    },
-    insert: async (path, value) => {
-      forget(path);
-      return entryStore.insert(path, enc(ring(), path, value));
-    },
-    delete: async (path) => {
-      ring();
-      forget(path);
-      await entryStore.delete(path);
-    },
-    deletePrefix: async (prefix) => {
-      ring();
-      forgetPrefix(prefix);
-      return entryStore.deletePrefix(prefix);
-    },
-    listPaths: async (prefix) => {
-      ring();
-      return entryStore.listPaths(prefix);
-    },
-    async transaction(fn) {
-      for (let attempt = 1; ; attempt++) {
-        const k = ring();
-        const touched = { paths: [] as string[], prefixes: [] as string[] };
-        try {
-          return await entryStore.transaction((tx) => fn(wrapTx(k, tx, touched)));
-        } catch (err) {
-          if (!(err instanceof EntryConflictError) || attempt >= MAX_TX_ATTEMPTS) throw err;
-          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5 * attempt)));
-        } finally {
-          for (const path of touched.paths) forget(path);
-          for (const prefix of touched.prefixes) forgetPrefix(prefix);
-        }
-      }
+    cachedView(cache) {
+      const peek: LatestPeek = {
+        peekWithLast(path, prefix) {
+          const k = ring();
+          const found = cache.peekWithLast(path, prefix);
+          if (found === undefined) return undefined;
+          // One opened pair per cached pair (the cache hands out the same object while it
+          // holds it), which remembers the cached one for stillCached.
+          let pair = openedPairs.get(found);
+          if (pair === undefined) openedPairs.set(found, (pair = { ...openWithLast(k, path, found, decShared), cached: found }));
+          return pair;
+        },
+        stillCached(pair) {
+          const cached = (pair as Partial<OpenedPair>).cached;
+          return keyring !== null && cached !== undefined && cache.stillCached(cached);
+        },
+      };
+      return { storage: view(cache, true), peek };
     },
   };
   return barrier;

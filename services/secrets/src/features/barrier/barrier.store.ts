@@ -2,19 +2,21 @@
 // declared in prisma/schema/secrets.prisma and migrated by Prisma's migration folders).
 // The only file of the service that talks to the database. Every statement is one round
 // trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`; under
-// load the `applyIf` of concurrent writes share one statement, apply-batcher.ts).
+// load the `applyIf` of concurrent writes share one statement, apply-batcher.ts). The
+// entry store implements the storage contract (storage.types.ts) over opaque bytes.
 import type { PrismaClient } from '@selfstack/db';
 import { Pool, Query, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
+import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from './barrier.types';
 import {
-  AlreadyInitializedError,
   assertDisjointPaths,
   EntryConflictError,
-  type BarrierRecord,
-  type BarrierStore,
-  type EntryStore,
-  type RawEntry,
-  type RawEntryTx,
-} from './barrier.types';
+  guardOfStored,
+  retryOnConflict,
+  storedOfGuard,
+  type Storage,
+  type StorageEntry,
+  type StorageTx,
+} from './storage.types';
 import { createApplyBatcher, type ApplyBatcher, type ApplyItem } from './apply-batcher';
 
 interface SqlRunner {
@@ -80,13 +82,13 @@ const SQL = {
      INSERT INTO "secrets"."entries" ("path", "value")
         SELECT "u"."p", substring($3::bytea from "u"."o" for "u"."n") FROM unnest($2::text[], $4::int[], $5::int[]) AS "u"("p", "o", "n")
      ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value"`,
-  // Optimistic writes (EntryStore.applyIf), autocommit: "cur" is the guard (the stored
-  // value starts with $3); the other CTEs run only when it matched. Under READ COMMITTED
+  // Optimistic writes (Storage.applyIf), autocommit: "cur" is the guard (the stored value
+  // is still $3, the bytes the guard saw); the other CTEs run only when it matched. Under READ COMMITTED
   // an UPDATE that waited for a concurrent writer re-checks the guard on the committed row
   // and matches nothing; an INSERT ... ON CONFLICT DO NOTHING that waited sees the
   // committed row and skips.
   applyIfEqual: `WITH "cur" AS (UPDATE "secrets"."entries" SET "value" = $2
-        WHERE "path" = $1 AND substring("value" from 1 for length($3::bytea)) = $3::bytea RETURNING 1),
+        WHERE "path" = $1 AND "value" = $3::bytea RETURNING 1),
      "gone" AS (DELETE FROM "secrets"."entries" WHERE "path" = ANY($4::text[]) AND EXISTS (SELECT 1 FROM "cur")),
      "put" AS (INSERT INTO "secrets"."entries" ("path", "value")
         SELECT "u"."p", substring($6::bytea from "u"."o" for "u"."n") FROM unnest($5::text[], $7::int[], $8::int[]) AS "u"("p", "o", "n")
@@ -101,8 +103,8 @@ const SQL = {
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT 1 AS "applied" FROM "cur"`,
   // Several optimistic writes in one statement (apply-batcher.ts): item i (1-based, in
-  // the order of $1, $2) applies when its guard holds (the stored value starts with
-  // "expected"; NULL: the guard path must not exist), as applyIfEqual / applyIfAbsent
+  // the order of $1, $2) applies when its guard holds (the stored value is "expected";
+  // NULL: the guard path must not exist), as applyIfEqual / applyIfAbsent
   // would, and then gets its next value ($3 cut by $9, $10); only applied items' deletes
   // ($4, $5: item, path) and puts ($6, $7: item, path; values $8 cut by $11, $12) run.
   // Paths are disjoint across items. `"path" = ANY($1)` in "upd" has the guarded rows
@@ -113,7 +115,7 @@ const SQL = {
   applyMany: `WITH "g" AS (SELECT "t"."path", "t"."expected", substring($3::bytea from "t"."o" for "t"."n") AS "next", "t"."i"
         FROM unnest($1::text[], $2::bytea[], $9::int[], $10::int[]) WITH ORDINALITY AS "t"("path", "expected", "o", "n", "i")),
      "upd" AS (UPDATE "secrets"."entries" AS "e" SET "value" = "g"."next" FROM "g"
-        WHERE "e"."path" = ANY($1::text[]) AND "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND substring("e"."value" from 1 for length("g"."expected")) = "g"."expected"
+        WHERE "e"."path" = ANY($1::text[]) AND "g"."expected" IS NOT NULL AND "e"."path" = "g"."path" AND "e"."value" = "g"."expected"
         RETURNING "g"."i"),
      "ins" AS (INSERT INTO "secrets"."entries" ("path", "value") SELECT "g"."path", "g"."next" FROM "g" WHERE "g"."expected" IS NULL
         ON CONFLICT ("path") DO NOTHING RETURNING "path"),
@@ -126,13 +128,18 @@ const SQL = {
         ON CONFLICT ("path") DO UPDATE SET "value" = EXCLUDED."value")
      SELECT "i"::int AS "i" FROM "ok"`,
   getMany: 'SELECT "path", "value" FROM "secrets"."entries" WHERE "path" = ANY($1::text[])',
-  // The greatest version row: a primary-key range in byte order (the "C" collation, as
-  // the prefix statements above), so every path between the two bounds starts with the
-  // version prefix (version suffixes are 16 decimal digits).
+  // A path and the greatest path under a prefix (KV v2: the metadata row and the newest
+  // version row, version suffixes being 16 decimal digits): the prefix's primary-key range
+  // in byte order, as the prefix statements above, read backwards for one row.
   getWithLast: `(SELECT 0 AS "k", "path", "value" FROM "secrets"."entries" WHERE "path" = $1)
      UNION ALL
      (SELECT 1 AS "k", "path", "value" FROM "secrets"."entries"
-        WHERE "path" >= $2 COLLATE "C" AND "path" <= $3 COLLATE "C"
+        WHERE "path" >= $2 COLLATE "C" AND "path" < $3 COLLATE "C"
+        ORDER BY "path" COLLATE "C" DESC LIMIT 1)`,
+  getWithLastFrom: `(SELECT 0 AS "k", "path", "value" FROM "secrets"."entries" WHERE "path" = $1)
+     UNION ALL
+     (SELECT 1 AS "k", "path", "value" FROM "secrets"."entries"
+        WHERE "path" >= $2 COLLATE "C"
         ORDER BY "path" COLLATE "C" DESC LIMIT 1)`,
 } as const;
 
@@ -302,7 +309,7 @@ function underPrefix(name: 'deletePrefix' | 'listPaths', prefix: string): [SqlNa
   return bound === null ? [`${name}From`, [prefix]] : [name, [prefix, bound]];
 }
 
-function txOps(db: Queryable): RawEntryTx {
+function txOps(db: Queryable): StorageTx {
   return {
     async get(path, options) {
       const r = await db.query<Row>(options?.forUpdate ? 'getForUpdate' : options?.forShare ? 'getForShare' : 'get', [path]);
@@ -328,7 +335,7 @@ function txOps(db: Queryable): RawEntryTx {
       const r = await db.query(...underPrefix('deletePrefix', prefix));
       return r.rowCount ?? 0;
     },
-    async listPaths(prefix) {
+    async list(prefix) {
       const r = await db.query<{ path: string }>(...underPrefix('listPaths', prefix));
       return r.rows.map((row) => row.path);
     },
@@ -441,7 +448,7 @@ export interface EntryStoreOptions {
   applyInFlight?: number;
 }
 
-export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readonly applyStats: ApplyBatcher['stats'] } {
+export function createEntryStore(deps: EntryStoreOptions): Storage & { readonly applyStats: ApplyBatcher['stats'] } {
   const { pool } = deps;
   const db = pgQueryable(pool);
   const base = txOps(db);
@@ -469,50 +476,54 @@ export function createEntryStore(deps: EntryStoreOptions): EntryStore & { readon
   });
   return {
     applyStats: batcher.stats,
-    // No cache here (options.cached is a permission, not a demand): entry-cache.ts adds one.
     get: (path) => base.get(path),
     put: base.put,
-    insert: base.insert,
     delete: base.delete,
     deletePrefix: base.deletePrefix,
-    listPaths: base.listPaths,
+    list: base.list,
     async getMany(paths) {
-      if (paths.length === 0) return [];
+      const out = new Map<string, Buffer>();
+      if (paths.length === 0) return out;
       const r = await db.query<Row>('getMany', [[...paths]]);
-      return r.rows.map((row): RawEntry => ({ path: row.path, value: toBuffer(row.value) }));
+      for (const row of r.rows) out.set(row.path, toBuffer(row.value));
+      return out;
     },
     async getWithLast(path, prefix) {
-      const r = await db.query<Row & { k: number }>('getWithLast', [
-        path,
-        `${prefix}0000000000000000`,
-        `${prefix}9999999999999999`,
-      ]);
+      const bound = prefixBound(prefix);
+      const r = await db.query<Row & { k: number }>(bound === null ? 'getWithLastFrom' : 'getWithLast', bound === null ? [path, prefix] : [path, prefix, bound]);
       let entry: Buffer | null = null;
-      let last: RawEntry | null = null;
+      let last: StorageEntry | null = null;
       for (const row of r.rows) {
         if (Number(row.k) === 0) entry = toBuffer(row.value);
         else last = { path: row.path, value: toBuffer(row.value) };
       }
       return { entry, last };
     },
-    async applyIf(guardPath, expected, next, deletes, puts) {
-      assertDisjointPaths(guardPath, deletes, puts);
-      return batcher.apply({ guardPath, expected, next, deletes, puts });
+    async getGuarded(path) {
+      const value = await base.get(path);
+      return { value, guard: guardOfStored(path, value) };
     },
-    async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(txOps(pgQueryable(client)));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
+    async applyIf(path, guard, value, deletes, puts) {
+      const expected = storedOfGuard(guard, path);
+      assertDisjointPaths(path, deletes, puts);
+      const applied = await batcher.apply({ guardPath: path, expected, next: value, deletes, puts });
+      return applied ? guardOfStored(path, value) : null;
     },
+    transaction: (fn) =>
+      retryOnConflict(async () => {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const result = await fn(txOps(pgQueryable(client)));
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        } finally {
+          client.release();
+        }
+      }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { createMemoryBus, type Bus } from '@selfstack/bus';
 import { createMemoryStores } from '../../../test/memory-store';
-import type { EntryStore } from './barrier.types';
-import { createCachedEntryStore, ENTRY_CHANNEL, type CachedEntryStore } from './entry-cache';
+import type { Storage, WithLast } from './storage.types';
+import { createCachedStore, ENTRY_CHANNEL, type CachedStore } from './entry-cache';
 
 const b = (s: string): Buffer => Buffer.from(s);
 const text = (v: Buffer | null): string | null => (v === null ? null : v.toString());
@@ -11,10 +11,10 @@ const settle = async (): Promise<void> => {
 };
 
 /** Counts what reaches the database and can hold reads at a gate. */
-function counted(inner: EntryStore) {
+function counted(inner: Storage) {
   const calls = { get: 0, getWithLast: 0 };
   let gate: Promise<void> | null = null;
-  const store: EntryStore = {
+  const store: Storage = {
     ...inner,
     async get(path) {
       calls.get++;
@@ -44,7 +44,7 @@ function counted(inner: EntryStore) {
   };
 }
 
-const made: CachedEntryStore[] = [];
+const made: CachedStore[] = [];
 afterEach(() => {
   for (const c of made.splice(0)) c.stop();
 });
@@ -54,8 +54,8 @@ function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: ()
   const mem = createMemoryStores();
   const db = counted(mem.entryStore);
   const bus = options.bus ?? createMemoryBus();
-  const make = (over: { bus?: Bus } = {}): CachedEntryStore => {
-    const cache = createCachedEntryStore(db.store, {
+  const make = (over: { bus?: Bus } = {}): CachedStore => {
+    const cache = createCachedStore(db.store, {
       bus: over.bus ?? bus,
       maxBytes: options.maxBytes ?? 1 << 20,
       ttlMs: options.ttlMs ?? 60_000,
@@ -71,33 +71,33 @@ function setup(options: { maxBytes?: number; ttlMs?: number; bus?: Bus; now?: ()
 
 
 describe('physical cache (entry-cache.ts)', () => {
-  it('serves opted-in reads from memory and leaves the others to the database', async () => {
+  it('serves its reads from memory; its uncached view leaves them to the database', async () => {
     const { db, make } = setup();
     const cache = make();
     await cache.put('logical/m/a', b('one'));
-    expect(text(await cache.get('logical/m/a', { cached: true }))).toBe('one');
-    expect(text(await cache.get('logical/m/a', { cached: true }))).toBe('one');
-    expect(db.calls.get).toBe(1);
     expect(text(await cache.get('logical/m/a'))).toBe('one');
+    expect(text(await cache.get('logical/m/a'))).toBe('one');
+    expect(db.calls.get).toBe(1);
+    expect(text(await cache.uncached.get('logical/m/a'))).toBe('one');
     expect(db.calls.get).toBe(2);
     // Absence is cached too (and forgotten by the insert that ends it).
-    expect(await cache.get('logical/m/none', { cached: true })).toBeNull();
-    expect(await cache.get('logical/m/none', { cached: true })).toBeNull();
+    expect(await cache.get('logical/m/none')).toBeNull();
+    expect(await cache.get('logical/m/none')).toBeNull();
     expect(db.calls.get).toBe(3);
-    await cache.insert('logical/m/none', b('now'));
-    expect(text(await cache.get('logical/m/none', { cached: true }))).toBe('now');
+    await cache.transaction((tx) => tx.insert('logical/m/none', b('now')));
+    expect(text(await cache.get('logical/m/none'))).toBe('now');
     expect(cache.stats.hits).toBe(2);
   });
 
   it('every kind of write invalidates what it touched, in this process at once', async () => {
     const { make } = setup();
     const cache = make();
-    const read = async () => text(await cache.get('p/x', { cached: true }));
+    const read = async () => text(await cache.get('p/x'));
     await cache.put('p/x', b('1'));
     expect(await read()).toBe('1');
     await cache.put('p/x', b('2'));
     expect(await read()).toBe('2');
-    expect(await cache.applyIf('p/x', b('2'), b('3'), [], [])).toBe(true);
+    expect(await cache.applyIf('p/x', (await cache.getGuarded('p/x')).guard, b('3'), [], [])).not.toBeNull();
     expect(await read()).toBe('3');
     await cache.transaction(async (tx) => tx.replace([], [{ path: 'p/x', value: b('4') }]));
     expect(await read()).toBe('4');
@@ -115,10 +115,11 @@ describe('physical cache (entry-cache.ts)', () => {
     const { mem, db, make } = setup();
     const cache = make();
     await cache.put('k', b('cached'));
-    expect(text(await cache.get('k', { cached: true }))).toBe('cached');
+    expect(text(await cache.get('k'))).toBe('cached');
+    const seen = await cache.getGuarded('k');
     mem.entries.set('k', b('changed-elsewhere'));
-    expect(await cache.applyIf('k', b('cached'), b('mine'), [], [])).toBe(false);
-    expect(text(await cache.get('k', { cached: true }))).toBe('changed-elsewhere');
+    expect(await cache.applyIf('k', seen.guard, b('mine'), [], [])).toBeNull();
+    expect(text(await cache.get('k'))).toBe('changed-elsewhere');
     const before = db.calls.get;
     await expect(
       cache.transaction(async (tx) => {
@@ -126,7 +127,7 @@ describe('physical cache (entry-cache.ts)', () => {
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    expect(text(await cache.get('k', { cached: true }))).toBe('changed-elsewhere');
+    expect(text(await cache.get('k'))).toBe('changed-elsewhere');
     expect(db.calls.get).toBe(before + 1);
   });
 
@@ -135,12 +136,12 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     await cache.put('k', b('old'));
     const release = db.hold();
-    const racing = cache.get('k', { cached: true });
+    const racing = cache.get('k');
     await settle();
     await cache.put('k', b('new'));
     release();
     expect(text(await racing)).toBe('old');
-    expect(text(await cache.get('k', { cached: true }))).toBe('new');
+    expect(text(await cache.get('k'))).toBe('new');
   });
 
   it('concurrent misses of one path share one database read, unless a write came in between', async () => {
@@ -148,18 +149,18 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     await cache.put('k', b('old'));
     let release = db.hold();
-    const first = Array.from({ length: 5 }, () => cache.get('k', { cached: true }));
+    const first = Array.from({ length: 5 }, () => cache.get('k'));
     await settle();
     expect(db.calls.get).toBe(1);
     await cache.put('k', b('new'));
     // Arrived after the write: must not join the read that started before it.
-    const later = cache.get('k', { cached: true });
+    const later = cache.get('k');
     await settle();
     expect(db.calls.get).toBe(2);
     release();
     expect((await Promise.all(first)).map(text)).toEqual(['old', 'old', 'old', 'old', 'old']);
     expect(text(await later)).toBe('new');
-    expect(text(await cache.get('k', { cached: true }))).toBe('new');
+    expect(text(await cache.get('k'))).toBe('new');
     expect(db.calls.get).toBe(2);
     // Same for ranges (getWithLast).
     await cache.put('r/meta', b('m'));
@@ -251,21 +252,21 @@ describe('physical cache (entry-cache.ts)', () => {
     await bus.subscribe(ENTRY_CHANNEL, (m) => seen.push(m));
     await a.put('k', b('1'));
     await settle();
-    expect(text(await b2.get('k', { cached: true }))).toBe('1');
-    expect(text(await a.get('k', { cached: true }))).toBe('1');
+    expect(text(await b2.get('k'))).toBe('1');
+    expect(text(await a.get('k'))).toBe('1');
     await a.put('k', b('2'));
     // Before delivery the other replica may still answer the old value...
-    expect(text(await b2.get('k', { cached: true }))).toBe('1');
+    expect(text(await b2.get('k'))).toBe('1');
     await settle();
     // ...after it, never.
-    expect(text(await b2.get('k', { cached: true }))).toBe('2');
+    expect(text(await b2.get('k'))).toBe('2');
     // The writer's own message comes back to it too and is skipped: what it cached right
     // after its write (before delivery) stays cached.
     await a.put('own', b('1'));
-    expect(text(await a.get('own', { cached: true }))).toBe('1');
+    expect(text(await a.get('own'))).toBe('1');
     const hits = a.stats.hits;
     await settle();
-    expect(text(await a.get('own', { cached: true }))).toBe('1');
+    expect(text(await a.get('own'))).toBe('1');
     expect(a.stats.hits).toBe(hits + 1);
     // Writes in one turn are published as one message.
     await Promise.all([a.put('x/1', b('1')), a.put('x/2', b('2'))]);
@@ -291,7 +292,7 @@ describe('physical cache (entry-cache.ts)', () => {
       await b2.put('k/1', b('old'));
       jest.advanceTimersByTime(30);
       await settle();
-      await b2.get('k/1', { cached: true });
+      await b2.get('k/1');
       seen.length = 0;
       await a.put('k/1', b('new'));
       await settle();
@@ -300,14 +301,14 @@ describe('physical cache (entry-cache.ts)', () => {
       await a.put('k/2', b('x'));
       await settle();
       // The writer itself never serves the old value; the other replica may, until the message.
-      expect(text(await a.get('k/1', { cached: true }))).toBe('new');
-      expect(text(await b2.get('k/1', { cached: true }))).toBe('old');
+      expect(text(await a.get('k/1'))).toBe('new');
+      expect(text(await b2.get('k/1'))).toBe('old');
       expect(seen).toEqual([]);
       jest.advanceTimersByTime(1);
       await settle();
       expect(seen).toHaveLength(1);
       expect(seen[0]?.paths.sort()).toEqual(['k/1', 'k/2']);
-      expect(text(await b2.get('k/1', { cached: true }))).toBe('new');
+      expect(text(await b2.get('k/1'))).toBe('new');
     } finally {
       jest.useRealTimers();
     }
@@ -322,7 +323,7 @@ describe('physical cache (entry-cache.ts)', () => {
     await cache.start();
     await cache.put('k', b('1'));
     const warm = async () => {
-      await cache.get('k', { cached: true });
+      await cache.get('k');
       expect(cache.stats.size).toBe(1);
     };
     await warm();
@@ -336,7 +337,7 @@ describe('physical cache (entry-cache.ts)', () => {
     // A purge while a read is in flight: that read is not cached.
     const release = db.hold();
     cache.purge();
-    const racing = cache.get('k', { cached: true });
+    const racing = cache.get('k');
     await settle();
     cache.purge();
     release();
@@ -362,7 +363,7 @@ describe('physical cache (entry-cache.ts)', () => {
     await settle();
     const fromA = seen.filter((m) => m.origin === seen[seen.length - 1]?.origin);
     expect(fromA.map((m) => m.seq)).toEqual([1, 2]);
-    await b2.get('other', { cached: true });
+    await b2.get('other');
     expect(b2.stats.size).toBe(1);
     // In order: only the paths written are dropped.
     expect(b2.stats.purges).toBe(0);
@@ -399,7 +400,7 @@ describe('physical cache (entry-cache.ts)', () => {
       await b2.start();
       await b2.put('k', b('1'));
       await settle();
-      await b2.get('k', { cached: true });
+      await b2.get('k');
       await beats(6);
       // Empty, numbered in order, from both; nobody lost anything.
       const empty = seen.filter((m) => m.paths.length === 0);
@@ -419,7 +420,7 @@ describe('physical cache (entry-cache.ts)', () => {
       expect(b2.stats.purges).toBe(1);
       expect(b2.stats.size).toBe(0);
       // ...once: a forgotten replica is not purged for again.
-      await b2.get('k', { cached: true });
+      await b2.get('k');
       await beats(6);
       expect(b2.stats.purges).toBe(1);
       expect(b2.stats.size).toBe(1);
@@ -434,25 +435,25 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     for (let i = 0; i < 40; i++) {
       await cache.put(`k/${i}`, b('old'));
-      await cache.get(`k/${i}`, { cached: true });
+      await cache.get(`k/${i}`);
       // As if another replica's invalidation were lost: only expiry can show this.
       mem.entries.set(`k/${i}`, b('new'));
     }
     // Before a quarter of the TTL nothing is refreshed or expired.
     now += 999;
-    for (let i = 0; i < 40; i++) expect(text(await cache.get(`k/${i}`, { cached: true }))).toBe('old');
+    for (let i = 0; i < 40; i++) expect(text(await cache.get(`k/${i}`))).toBe('old');
     expect(cache.stats.refreshes).toBe(0);
     // At three quarters some have expired (a life under 3,000 ms) and some not.
     const probe = new Map<number, string | null>();
     now = 1000 + 3000;
-    for (let i = 0; i < 40; i++) probe.set(i, text(await cache.get(`k/${i}`, { cached: true })));
+    for (let i = 0; i < 40; i++) probe.set(i, text(await cache.get(`k/${i}`)));
     const expired = [...probe.values()].filter((v) => v === 'new').length;
     expect(expired).toBeGreaterThan(3);
     expect(expired).toBeLessThan(37);
     // At the TTL, every one is re-read (or was refreshed in the background on the probe).
     await settle();
     now = 1000 + 4000;
-    for (let i = 0; i < 40; i++) expect(text(await cache.get(`k/${i}`, { cached: true }))).toBe('new');
+    for (let i = 0; i < 40; i++) expect(text(await cache.get(`k/${i}`))).toBe('new');
   });
 
   it('refreshes an entry in use in the background before it expires: its readers never wait for a miss', async () => {
@@ -460,7 +461,7 @@ describe('physical cache (entry-cache.ts)', () => {
     const { db, mem, make } = setup({ ttlMs: 4000, now: () => now });
     const cache = make();
     await cache.put('hot', b('1'));
-    expect(text(await cache.get('hot', { cached: true }))).toBe('1');
+    expect(text(await cache.get('hot'))).toBe('1');
     expect(cache.stats.misses).toBe(1);
     let last = '1';
     for (let step = 1; step <= 300; step++) {
@@ -468,7 +469,7 @@ describe('physical cache (entry-cache.ts)', () => {
       if (step === 100) mem.entries.set('hot', b('2'));
       const release = db.hold();
       // A background refresh started now must not hold this read up.
-      last = text(await cache.get('hot', { cached: true })) as string;
+      last = text(await cache.get('hot')) as string;
       release();
       await settle();
     }
@@ -484,7 +485,7 @@ describe('physical cache (entry-cache.ts)', () => {
     let now = 1000;
     const { db, mem, bus } = setup();
     // As PostgreSQL: every read hands out new Buffers.
-    const fresh: EntryStore = {
+    const fresh: Storage = {
       ...db.store,
       get: async (path) => {
         const v = await db.store.get(path);
@@ -495,15 +496,15 @@ describe('physical cache (entry-cache.ts)', () => {
         return { entry: entry && Buffer.from(entry), last: last && { path: last.path, value: Buffer.from(last.value) } };
       },
     };
-    const cache = createCachedEntryStore(fresh, { bus, maxBytes: 1 << 20, ttlMs: 4000, now: () => now });
+    const cache = createCachedStore(fresh, { bus, maxBytes: 1 << 20, ttlMs: 4000, now: () => now });
     await cache.put('k', b('v1'));
     await cache.put('d/meta', b('m1'));
     await cache.put('d/v/1', b('x1'));
-    const first = await cache.get('k', { cached: true });
+    const first = await cache.get('k');
     const firstRange = await cache.getWithLast('d/meta', 'd/v/');
     // Past the TTL every read is a re-read; the rows did not change, so the objects stay.
     now += 5000;
-    expect(await cache.get('k', { cached: true })).toBe(first);
+    expect(await cache.get('k')).toBe(first);
     const again = await cache.getWithLast('d/meta', 'd/v/');
     expect(again.entry).toBe(firstRange.entry);
     expect(again.last).toBe(firstRange.last);
@@ -513,7 +514,7 @@ describe('physical cache (entry-cache.ts)', () => {
     mem.entries.set('k', b('v2'));
     mem.entries.set('d/v/1', b('x2'));
     now += 5000;
-    const changed = await cache.get('k', { cached: true });
+    const changed = await cache.get('k');
     expect(changed).not.toBe(first);
     expect(text(changed)).toBe('v2');
     const changedRange = await cache.getWithLast('d/meta', 'd/v/');
@@ -529,29 +530,29 @@ describe('physical cache (entry-cache.ts)', () => {
     await cache.put('m/meta/k', b('meta'));
     await cache.put('m/ver/h/0000000000000001', b('v1'));
     // Not cached yet, a prefix without "/", a disabled cache: undefined, no database read.
-    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
-    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h')).toBeUndefined();
+    expect(cache.peekWithLast('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(cache.peekWithLast('m/meta/k', 'm/ver/h')).toBeUndefined();
     expect(db.calls.getWithLast).toBe(0);
     await cache.getWithLast('m/meta/k', 'm/ver/h/');
     const hits = cache.stats.hits;
-    const peeked = cache.peekWithLast!('m/meta/k', 'm/ver/h/');
+    const peeked = cache.peekWithLast('m/meta/k', 'm/ver/h/');
     expect(text(peeked?.entry ?? null)).toBe('meta');
     expect(peeked?.last?.path).toBe('m/ver/h/0000000000000001');
     expect(text(peeked?.last?.value ?? null)).toBe('v1');
     expect(cache.stats.hits).toBe(hits + 1);
     // Another prefix for the same path is not the cached pair.
-    expect(cache.peekWithLast!('m/meta/k', 'm/ver/other/')).toBeUndefined();
+    expect(cache.peekWithLast('m/meta/k', 'm/ver/other/')).toBeUndefined();
     // A write under the prefix invalidates it; so does age.
     await cache.put('m/ver/h/0000000000000002', b('v2'));
-    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(cache.peekWithLast('m/meta/k', 'm/ver/h/')).toBeUndefined();
     await cache.getWithLast('m/meta/k', 'm/ver/h/');
-    expect(text(cache.peekWithLast!('m/meta/k', 'm/ver/h/')?.last?.value ?? null)).toBe('v2');
+    expect(text(cache.peekWithLast('m/meta/k', 'm/ver/h/')?.last?.value ?? null)).toBe('v2');
     t += 10_001;
-    expect(cache.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(cache.peekWithLast('m/meta/k', 'm/ver/h/')).toBeUndefined();
     expect(db.calls.getWithLast).toBe(2);
     const off = setup({ maxBytes: 0 }).make();
     await off.getWithLast('m/meta/k', 'm/ver/h/');
-    expect(off.peekWithLast!('m/meta/k', 'm/ver/h/')).toBeUndefined();
+    expect(off.peekWithLast('m/meta/k', 'm/ver/h/')).toBeUndefined();
   });
 
   it('peekWithLast past half an entry\'s life starts the same refresh-ahead as a hit', async () => {
@@ -561,7 +562,7 @@ describe('physical cache (entry-cache.ts)', () => {
     await cache.put('m/meta/k', b('meta'));
     await cache.getWithLast('m/meta/k', 'm/ver/h/');
     t += 5_001; // past refreshAt whatever the drawn life (5-10 s), before it expires
-    expect(text(cache.peekWithLast!('m/meta/k', 'm/ver/h/')?.entry ?? null)).toBe('meta');
+    expect(text(cache.peekWithLast('m/meta/k', 'm/ver/h/')?.entry ?? null)).toBe('meta');
     await settle();
     expect(cache.stats.refreshes).toBe(1);
     expect(db.calls.getWithLast).toBe(2);
@@ -573,35 +574,35 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     const peek = async (path: string) => {
       await cache.getWithLast(path, `${path}/v/`);
-      return cache.peekWithLast!(path, `${path}/v/`)!;
+      return cache.peekWithLast(path, `${path}/v/`)!;
     };
-    expect(cache.stillCached!({})).toBe(false);
+    expect(cache.stillCached({} as WithLast)).toBe(false);
     await cache.put('a', b('1'));
     const a = await peek('a');
-    expect(cache.peekWithLast!('a', 'a/v/')).toBe(a);
+    expect(cache.peekWithLast('a', 'a/v/')).toBe(a);
     const hits = cache.stats.hits;
-    expect(cache.stillCached!(a)).toBe(true);
+    expect(cache.stillCached(a)).toBe(true);
     expect(cache.stats.hits).toBe(hits + 1);
     // Invalidated by a write under its prefix.
     await cache.put('a/v/0000000000000001', b('x'));
-    expect(cache.stillCached!(a)).toBe(false);
+    expect(cache.stillCached(a)).toBe(false);
     // Replaced by a newer load of the same path: the old pair is no longer the answer.
     const a2 = await peek('a');
     expect(a2).not.toBe(a);
-    expect(cache.stillCached!(a2)).toBe(true);
+    expect(cache.stillCached(a2)).toBe(true);
     // Past half its life it is still good and starts the refresh; past its TTL it is not.
     t += 5_001;
-    expect(cache.stillCached!(a2)).toBe(true);
+    expect(cache.stillCached(a2)).toBe(true);
     await settle();
     expect(cache.stats.refreshes).toBe(1);
-    const a3 = cache.peekWithLast!('a', 'a/v/')!;
+    const a3 = cache.peekWithLast('a', 'a/v/')!;
     t += 10_001;
-    expect(cache.stillCached!(a3)).toBe(false);
+    expect(cache.stillCached(a3)).toBe(false);
     // Purged.
     await cache.put('c', b('3'));
     const c = await peek('c');
     cache.purge();
-    expect(cache.stillCached!(c)).toBe(false);
+    expect(cache.stillCached(c)).toBe(false);
   });
 
   it('evicts the oldest entry not read since it was stored; a read one gets a second chance', async () => {
@@ -609,19 +610,19 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     for (let i = 0; i < 12; i++) await cache.put(`k/${i}`, Buffer.alloc(500, i));
     // k/0 .. k/11 cached in that order (each ~600 bytes with its bookkeeping: all fit).
-    for (let i = 0; i < 12; i++) await cache.get(`k/${i}`, { cached: true });
+    for (let i = 0; i < 12; i++) await cache.get(`k/${i}`);
     expect(cache.stats.size).toBe(12);
     // k/0 is read again (flagged), then new entries push the budget: k/1 goes first, not k/0.
-    await cache.get('k/0', { cached: true });
+    await cache.get('k/0');
     for (let i = 12; i < 16; i++) {
       await cache.put(`k/${i}`, Buffer.alloc(500, i));
-      await cache.get(`k/${i}`, { cached: true });
+      await cache.get(`k/${i}`);
     }
     expect(cache.stats.bytes).toBeLessThanOrEqual(8 * 1024);
     const calls = db.calls.get;
-    await cache.get('k/0', { cached: true });
+    await cache.get('k/0');
     expect(db.calls.get).toBe(calls);
-    await cache.get('k/1', { cached: true });
+    await cache.get('k/1');
     expect(db.calls.get).toBe(calls + 1);
   });
 
@@ -630,21 +631,21 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     for (let i = 0; i < 40; i++) await cache.put(`k/${i}`, Buffer.alloc(500, i));
     for (let i = 0; i < 40; i++) {
-      await cache.get(`k/${i}`, { cached: true });
+      await cache.get(`k/${i}`);
       expect(cache.stats.bytes).toBeLessThanOrEqual(8 * 1024);
     }
     expect(cache.stats.size).toBeGreaterThan(5);
     expect(cache.stats.size).toBeLessThan(40);
     // The most recent ones are still there, the first ones went.
     const calls = db.calls.get;
-    await cache.get('k/39', { cached: true });
+    await cache.get('k/39');
     expect(db.calls.get).toBe(calls);
-    await cache.get('k/0', { cached: true });
+    await cache.get('k/0');
     expect(db.calls.get).toBe(calls + 1);
     // Larger than an eighth of the budget: read, never cached.
     await cache.put('big', Buffer.alloc(2000));
-    await cache.get('big', { cached: true });
-    await cache.get('big', { cached: true });
+    await cache.get('big');
+    await cache.get('big');
     expect(db.calls.get).toBe(calls + 3);
   });
 
@@ -655,8 +656,8 @@ describe('physical cache (entry-cache.ts)', () => {
     const cache = make();
     await cache.start();
     await cache.put('k', b('1'));
-    await cache.get('k', { cached: true });
-    await cache.get('k', { cached: true });
+    await cache.get('k');
+    await cache.get('k');
     await cache.getWithLast('k', 'v/');
     await cache.getWithLast('k', 'v/');
     expect(db.calls).toEqual({ get: 2, getWithLast: 2 });

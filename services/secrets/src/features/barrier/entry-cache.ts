@@ -1,8 +1,11 @@
 // The physical cache (Vault's `physical.Cache`): an LRU of stored ciphertext in front of
-// the entry store, below the barrier, so it never holds a plaintext value. Only reads that
-// opt in are served from it (KV data reads: `get(path, { cached: true })` and
-// `getWithLast`); every other reader (tokens, policies, mounts, KV config, write guards)
-// reads Postgres as before, so their own caches and bus channels keep their semantics.
+// the entry store, below the barrier, so it never holds a plaintext value. It wraps a
+// `Storage` and is one (storage.types.ts): its `get` and `getWithLast` are served from the
+// cache, every other read goes to the store below, and every write goes through and
+// invalidates. Its `uncached` view is the same store with every read going below, for the
+// readers that keep caches and bus channels of their own (tokens, policies, mounts, KV
+// config and metadata, write guards): only KV data reads are given the cached one
+// (services.ts). The synchronous fast path (`LatestPeek`) is for the KV v2 read path only.
 //
 // Coherence:
 // - In this process, every write through the store (plain, conditional, batched, inside a
@@ -22,7 +25,7 @@
 //   heartbeats; the TTL remains as the last bound (a replica on an older message format).
 import { randomUUID } from 'node:crypto';
 import type { Bus } from '@selfstack/bus';
-import type { EntryStore, RawEntry, RawEntryTx } from './barrier.types';
+import type { LatestPeek, Storage, StorageEntry, StorageTx, WithLast } from './storage.types';
 
 export const ENTRY_CHANNEL = 'secrets.entries';
 
@@ -54,7 +57,9 @@ export const DEFAULT_HEARTBEAT_MS = 1000;
 /** Heartbeats an origin may miss before its silence counts as lost messages. */
 const SILENT_BEATS = 3;
 
-export interface CachedEntryStore extends EntryStore {
+export interface CachedStore extends Storage, LatestPeek {
+  /** The same entries, every read from the store below; writes invalidate as through the cache. */
+  readonly uncached: Storage;
   /** Subscribes to other replicas' invalidations and to the bus's reconnects. */
   start(): Promise<void>;
   /** Stops the heartbeat (the subscription ends with the bus). */
@@ -66,7 +71,7 @@ export interface CachedEntryStore extends EntryStore {
 
 interface Loaded {
   readonly value: Buffer | null;
-  readonly last: RawEntry | null;
+  readonly last: StorageEntry | null;
 }
 
 interface Slot {
@@ -81,7 +86,7 @@ interface Item {
   readonly path: string;
   readonly prefix: string | null;
   readonly value: Buffer | null;
-  readonly last: RawEntry | null;
+  readonly last: StorageEntry | null;
   readonly bytes: number;
   readonly until: number;
   /** From here on a hit also starts a background re-read (refresh ahead). */
@@ -95,9 +100,7 @@ interface Item {
 }
 
 /** A cached `getWithLast` answer as handed out, tied to its item (see stillCached). */
-interface CachedPair {
-  readonly entry: Buffer | null;
-  readonly last: RawEntry | null;
+interface CachedPair extends WithLast {
   readonly item: Item;
 }
 
@@ -117,7 +120,7 @@ const ITEM_OVERHEAD = 96;
  * no prefix, `getWithLast` items carry theirs (only prefixes ending in "/" are cached, so
  * an invalidated path finds every item whose range holds it through its "/" ancestors).
  */
-export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & EntryCacheOptions): CachedEntryStore {
+export function createCachedStore(inner: Storage, deps: { bus: Bus } & EntryCacheOptions): CachedStore {
   const { bus, maxBytes, ttlMs } = deps;
   const now = deps.now ?? Date.now;
   const origin = randomUUID();
@@ -379,10 +382,10 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     return value === loaded.value && last === loaded.last ? loaded : { value, last };
   }
 
-  function trackedTx(tx: RawEntryTx, touched: { paths: string[]; prefixes: string[] }): RawEntryTx {
+  function trackedTx(tx: StorageTx, touched: { paths: string[]; prefixes: string[] }): StorageTx {
     return {
       get: (path, options) => tx.get(path, options),
-      listPaths: (prefix) => tx.listPaths(prefix),
+      list: (prefix) => tx.list(prefix),
       async put(path, value) {
         touched.paths.push(path);
         await tx.put(path, value);
@@ -429,7 +432,30 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
     }
   }
 
+  // Reads below the cache and every write (the same for both views).
+  const below: Omit<Storage, 'get' | 'getWithLast'> = {
+    getMany: (paths) => inner.getMany(paths),
+    list: (prefix) => inner.list(prefix),
+    getGuarded: (path) => inner.getGuarded(path),
+    put: (path, value) => writing([path], [], () => inner.put(path, value)),
+    delete: (path) => writing([path], [], () => inner.delete(path)),
+    deletePrefix: (prefix) => writing([], [prefix], () => inner.deletePrefix(prefix)),
+    applyIf: (path, guard, value, deletes, puts) =>
+      writing([path, ...deletes, ...puts.map((p) => p.path)], [], () => inner.applyIf(path, guard, value, deletes, puts)),
+    async transaction(fn) {
+      const touched = { paths: [] as string[], prefixes: [] as string[] };
+      try {
+        return await inner.transaction((tx) => fn(trackedTx(tx, touched)));
+      } finally {
+        invalidate(touched.paths, touched.prefixes);
+      }
+    },
+  };
+  const uncached: Storage = { ...below, get: (path) => inner.get(path), getWithLast: (path, prefix) => inner.getWithLast(path, prefix) };
+
   return {
+    ...below,
+    uncached,
     stats,
     purge,
     async start() {
@@ -465,11 +491,10 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       if (beat) clearInterval(beat);
       beat = null;
     },
-    async get(path, options) {
-      if (!enabled || !options?.cached) return inner.get(path);
+    async get(path) {
+      if (!enabled) return inner.get(path);
       return (await read(path, null)).value;
     },
-    getMany: (paths) => inner.getMany(paths),
     async getWithLast(path, prefix) {
       if (!enabled || !prefix.endsWith('/')) return inner.getWithLast(path, prefix);
       const r = await read(path, prefix);
@@ -488,21 +513,6 @@ export function createCachedEntryStore(inner: EntryStore, deps: { bus: Bus } & E
       if (item.until <= t) return false;
       served(item, t);
       return true;
-    },
-    listPaths: (prefix) => inner.listPaths(prefix),
-    put: (path, value) => writing([path], [], () => inner.put(path, value)),
-    insert: (path, value) => writing([path], [], () => inner.insert(path, value)),
-    delete: (path) => writing([path], [], () => inner.delete(path)),
-    deletePrefix: (prefix) => writing([], [prefix], () => inner.deletePrefix(prefix)),
-    applyIf: (guardPath, expected, next, deletes, puts) =>
-      writing([guardPath, ...deletes, ...puts.map((p) => p.path)], [], () => inner.applyIf(guardPath, expected, next, deletes, puts)),
-    async transaction(fn) {
-      const touched = { paths: [] as string[], prefixes: [] as string[] };
-      try {
-        return await inner.transaction((tx) => fn(trackedTx(tx, touched)));
-      } finally {
-        invalidate(touched.paths, touched.prefixes);
-      }
     },
   };
 }

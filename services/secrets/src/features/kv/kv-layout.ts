@@ -6,7 +6,7 @@
 // Version rows are named by the salted HMAC of the key so that the "latest version" is
 // the greatest path under a fixed-length prefix (one range read), and key names do not
 // appear twice in plaintext.
-import type { StorageTx } from '../barrier/barrier.types';
+import type { StorageTx } from '../barrier/storage.types';
 
 export interface VersionMeta {
   /** The version number. */
@@ -163,7 +163,7 @@ export function sortKeys(value: unknown): unknown {
 /** tune options.version 1 -> 2: each v1 key becomes version 1 of a v2 key. */
 export async function upgradeKvV1ToV2(tx: StorageTx, prefix: string, now: number, hash: (v: string) => string): Promise<void> {
   const dir = v1Dir(prefix);
-  for (const path of await tx.listPaths(dir)) {
+  for (const path of await tx.list(dir)) {
     const key = path.slice(dir.length);
     const data = await tx.get(path);
     if (data === null) continue;

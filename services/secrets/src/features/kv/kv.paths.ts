@@ -12,7 +12,7 @@ import type { MountEntry } from '../mounts/mounts.types';
 import { mountStoragePrefix } from '../mounts/mounts.types';
 import type { KvService } from './kv.service';
 import type { MountService } from '../mounts/mounts.service';
-import type { StorageTx } from '../barrier/barrier.types';
+import type { StorageTx } from '../barrier/storage.types';
 
 const int = z.number().int();
 const bool = z.boolean();

@@ -6,11 +6,13 @@ import { goDuration, rfc3339 } from '../../core/duration';
 import { RawJson, stringifyWithRaw } from '../../core/json';
 import { createMemoryStores } from '../../../test/memory-store';
 import { createBarrier, type Barrier } from '../barrier/barrier.service';
-import type { EntryStore } from '../barrier/barrier.types';
-import { createCachedEntryStore, type CachedEntryStore } from '../barrier/entry-cache';
+import type { Storage } from '../barrier/storage.types';
+import { createCachedStore, type CachedStore } from '../barrier/entry-cache';
 import { hmacHex } from '../barrier/salt';
-import { decodeMetadata, encodeMetadata, metaPath, type KeyMetadata } from './kv-layout';
-import { childrenOf, createKvService, KeyedQueue, mergePatch, OPTIMISTIC_ATTEMPTS, subkeysOf, validateCustomMetadata, WrittenMetadata } from './kv.service';
+import { decodeMetadata, metaPath, type KeyMetadata } from './kv-layout';
+import { childrenOf, mergePatch, subkeysOf, validateCustomMetadata } from './kv-versions';
+import { KeyedQueue, LastWrites, OPTIMISTIC_ATTEMPTS } from './kv-writes';
+import { createKvService } from './kv.service';
 
 describe('KV helpers', () => {
   it('mergePatch follows RFC 7396', () => {
@@ -165,7 +167,7 @@ describe('KeyedQueue', () => {
   });
 });
 
-describe('WrittenMetadata', () => {
+describe('LastWrites', () => {
   const meta = (current: number): KeyMetadata => ({
     created_ms: 1,
     updated_ms: 2,
@@ -177,66 +179,85 @@ describe('WrittenMetadata', () => {
     custom_metadata: null,
     versions: [{ n: current, created_ms: 2, deletion_ms: null, destroyed: false }],
   });
+  // Guards are opaque to KV: any distinct objects stand in for them here.
+  const guard = (name: string) => ({ name }) as unknown as Parameters<LastWrites['remember']>[1];
 
-  it('hands back what it wrote only for the very Buffer it wrote; any other is decoded', () => {
-    const w = new WrittenMetadata();
-    const m = meta(3);
-    const bytes = encodeMetadata(m);
-    w.remember('p/meta/k', bytes, m);
-    expect(w.decode('p/meta/k', bytes)).toBe(m);
-    // The same bytes read back from storage (another Buffer): parsed, equal, not the same.
-    const copy = Buffer.from(bytes);
-    expect(w.decode('p/meta/k', copy)).not.toBe(m);
-    expect(w.decode('p/meta/k', copy)).toEqual(m);
-    // Another replica's write: what it holds.
-    expect(w.decode('p/meta/k', encodeMetadata(meta(4)))).toEqual(meta(4));
-    // Another key, no row.
-    expect(w.decode('p/meta/other', bytes)).not.toBe(m);
-    expect(w.decode('p/meta/k', null)).toBeNull();
+  it('answers the last write of a key (its guard and metadata, the very objects) until forgotten', () => {
+    const w = new LastWrites();
+    expect(w.get('p/meta/k')).toBeUndefined();
+    const g1 = guard('1');
+    const m1 = meta(1);
+    w.remember('p/meta/k', g1, m1);
+    expect(w.get('p/meta/k')).toEqual({ guard: g1, meta: m1 });
+    expect(w.get('p/meta/k')?.meta).toBe(m1);
+    const m2 = meta(2);
+    w.remember('p/meta/k', guard('2'), m2);
+    expect(w.get('p/meta/k')?.meta).toBe(m2);
+    w.forget('p/meta/k');
+    expect(w.get('p/meta/k')).toBeUndefined();
+    // The record stays (updated in place when the key is written again).
+    expect(w.size).toBe(1);
+    w.remember('p/meta/k', g1, m1);
+    expect(w.get('p/meta/k')?.meta).toBe(m1);
+    expect(w.get('p/meta/other')).toBeUndefined();
   });
 
-  it('keeps one record per key, the latest write, up to a bound; clear forgets everything', () => {
-    const w = new WrittenMetadata(3);
-    const first = meta(1);
-    const firstBytes = encodeMetadata(first);
-    w.remember('k0', firstBytes, first);
-    const second = meta(2);
-    const secondBytes = encodeMetadata(second);
-    w.remember('k0', secondBytes, second);
-    expect(w.size).toBe(1);
-    expect(w.decode('k0', secondBytes)).toBe(second);
-    expect(w.decode('k0', firstBytes)).not.toBe(first);
-    for (const k of ['k1', 'k2', 'k3']) w.remember(k, secondBytes, second);
+  it('keeps one record per key up to a bound (the first remembered goes first); clear forgets everything', () => {
+    const w = new LastWrites(3);
+    for (const k of ['k0', 'k1', 'k2']) w.remember(k, guard(k), meta(1));
+    w.remember('k0', guard('again'), meta(2));
     expect(w.size).toBe(3);
-    // k0, remembered first, went first.
-    expect(w.decode('k0', secondBytes)).not.toBe(second);
-    expect(w.decode('k3', secondBytes)).toBe(second);
+    w.remember('k3', guard('k3'), meta(1));
+    expect(w.size).toBe(3);
+    expect(w.get('k0')).toBeUndefined();
+    expect(w.get('k3')?.meta.current_version).toBe(1);
     w.clear();
     expect(w.size).toBe(0);
-    expect(w.decode('k3', secondBytes)).not.toBe(second);
+    expect(w.get('k3')).toBeUndefined();
   });
 });
 
 describe('KV v2 service over the barrier (in-memory store)', () => {
-  async function setup(wrap: (store: EntryStore) => EntryStore = (store) => store) {
+  /**
+   * KV over the barrier over the in-memory store, as services.ts composes them. `wrap`
+   * wraps the store (a race, a counter); `cache` puts the physical cache in front of it
+   * (KV data reads then go through its cached view).
+   */
+  interface Layers {
+    wrap?: (store: Storage) => Storage;
+    cache?: (store: Storage) => CachedStore;
+  }
+  async function setup(layers: Layers = {}) {
     const stores = createMemoryStores();
-    const barrier = createBarrier({ barrierStore: stores.barrierStore, entryStore: wrap(stores.entryStore) });
     const salt = Buffer.alloc(32, 7);
+    let now = 1_000_000;
+    const compose = (l: Layers) => {
+      const wrapped = (l.wrap ?? ((store: Storage) => store))(stores.entryStore);
+      const cache = l.cache?.(wrapped);
+      const barrier = createBarrier({ barrierStore: stores.barrierStore, storage: cache ? cache.uncached : wrapped });
+      const kv = createKvService({
+        storage: barrier,
+        ...(cache ? { dataReads: barrier.cachedView(cache) } : {}),
+        clock: { now: () => now },
+        bus: createMemoryBus(),
+        hash: (v) => hmacHex(salt, v),
+      });
+      return { barrier, kv };
+    };
+    const { barrier, kv } = compose(layers);
     const { keys } = await barrier.initialize(1, 1, async (tx) => tx.put('core/salt', salt));
     await barrier.submitUnsealKey(keys[0] as Buffer);
-    let now = 1_000_000;
-    const kv = createKvService({ storage: barrier, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) });
     // Another replica over the same storage (its own barrier, unsealed with the same key).
-    const replica = async (wrapOther: (store: EntryStore) => EntryStore = (store) => store) => {
-      const other = createBarrier({ barrierStore: stores.barrierStore, entryStore: wrapOther(stores.entryStore) });
-      await other.submitUnsealKey(keys[0] as Buffer);
-      return { barrier: other, kv: createKvService({ storage: other, clock: { now: () => now }, bus: createMemoryBus(), hash: (v) => hmacHex(salt, v) }) };
+    const replica = async (other: Layers = {}) => {
+      const r = compose(other);
+      await r.barrier.submitUnsealKey(keys[0] as Buffer);
+      return r;
     };
     return { kv, stores, advance: (ms: number) => (now += ms), barrier, replica };
   }
 
   it('over the physical cache: repeated latest reads share one answer, and every change is seen', async () => {
-    const { kv, advance } = await setup((store) => createCachedEntryStore(store, { bus: createMemoryBus(), maxBytes: 1 << 20, ttlMs: 60_000 }));
+    const { kv, advance } = await setup({ cache: (store) => createCachedStore(store, { bus: createMemoryBus(), maxBytes: 1 << 20, ttlMs: 60_000 }) });
     const data = (r: unknown) => (r instanceof Reply ? `status ${r.status}` : JSON.parse((r as { data: RawJson }).data.text));
     await kv.write('m/', 'k', { a: 1 }, undefined);
     const first = await kv.read('m/', 'k', 0);
@@ -265,17 +286,17 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it('over the physical cache: a remembered answer goes with its cache entry (another replica\'s write, a purge, a seal)', async () => {
     const bus = createMemoryBus();
-    const caches: CachedEntryStore[] = [];
-    const cached = (store: EntryStore): EntryStore => {
-      const cache = createCachedEntryStore(store, { bus, maxBytes: 1 << 20, ttlMs: 60_000, heartbeatMs: 0, publishDelayMs: 0 });
+    const caches: CachedStore[] = [];
+    const cached = (store: Storage): CachedStore => {
+      const cache = createCachedStore(store, { bus, maxBytes: 1 << 20, ttlMs: 60_000, heartbeatMs: 0, publishDelayMs: 0 });
       caches.push(cache);
       return cache;
     };
     const settle = async (): Promise<void> => {
       for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     };
-    const { kv, barrier, replica } = await setup(cached);
-    const other = await replica(cached);
+    const { kv, barrier, replica } = await setup({ cache: cached });
+    const other = await replica({ cache: cached });
     for (const cache of caches) await cache.start();
     const data = (r: unknown) => JSON.parse((r as { data: RawJson }).data.text) as unknown;
     await kv.write('m/', 'k', { a: 1 }, undefined);
@@ -372,7 +393,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
   function racing(lose: number, interfere: (barrier: Barrier) => Promise<void>) {
     let barrier: Barrier | null = null;
     const calls = { applyIf: 0, applied: 0, transaction: 0 };
-    const wrap = (store: EntryStore): EntryStore => ({
+    const wrap = (store: Storage): Storage => ({
       ...store,
       applyIf: async (...args) => {
         calls.applyIf++;
@@ -397,7 +418,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it('without a race a write applies on its first conditional write, with no transaction', async () => {
     const race = racing(0, rewriteMeta);
-    const { kv, barrier } = await setup(race.wrap);
+    const { kv, barrier } = await setup({ wrap: race.wrap });
     race.attach(barrier);
     expect((await kv.write('m/', 'k', { a: 1 }, undefined)).version).toBe(1);
     expect((await kv.write('m/', 'k', { a: 2 }, 1)).version).toBe(2);
@@ -406,7 +427,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it('a lost race re-reads and retries without the lock', async () => {
     const race = racing(OPTIMISTIC_ATTEMPTS - 1, rewriteMeta);
-    const { kv, barrier } = await setup(race.wrap);
+    const { kv, barrier } = await setup({ wrap: race.wrap });
     await kv.write('m/', 'k', { a: 1 }, undefined);
     race.attach(barrier);
     race.calls.applyIf = 0;
@@ -417,7 +438,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it(`after ${OPTIMISTIC_ATTEMPTS} lost races the write goes through the locking transaction`, async () => {
     const race = racing(OPTIMISTIC_ATTEMPTS, rewriteMeta);
-    const { kv, barrier } = await setup(race.wrap);
+    const { kv, barrier } = await setup({ wrap: race.wrap });
     await kv.write('m/', 'k', { a: 1 }, undefined);
     race.attach(barrier);
     race.calls.applyIf = 0;
@@ -440,7 +461,7 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
       await kvRef.write('m/', 'k', { other: true }, undefined);
       inside = false;
     });
-    const { kv, barrier, replica } = await setup(race.wrap);
+    const { kv, barrier, replica } = await setup({ wrap: race.wrap });
     await kv.write('m/', 'k', { a: 1 }, undefined);
     race.attach(barrier);
     race.calls.applyIf = 0;
@@ -467,34 +488,43 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
     expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 16 });
   });
 
-  it('getGuarded({ cached }) returns what this process last read or wrote; a stale state only fails its guard', async () => {
-    const { barrier, replica } = await setup();
-    const read = await barrier.getGuarded('c/k');
-    expect(read).toMatchObject({ value: null, cached: false });
-    expect(await barrier.applyIf('c/k', read.guard, Buffer.from('v1'), [], [])).toBe(true);
-    // The applied state is remembered: no read, and its guard holds.
-    const known = await barrier.getGuarded('c/k', { cached: true });
-    expect(known).toMatchObject({ value: Buffer.from('v1'), cached: true });
-    expect(await barrier.applyIf('c/k', known.guard, Buffer.from('v2'), [], [])).toBe(true);
-    // Another replica writes: this process's remembered state is stale, its guard fails,
-    // nothing is written, and the next cached read goes to storage.
-    const other = await replica();
-    const theirs = await other.barrier.getGuarded('c/k');
-    expect(theirs.value).toEqual(Buffer.from('v2'));
-    expect(await other.barrier.applyIf('c/k', theirs.guard, Buffer.from('v3'), [], [])).toBe(true);
-    const stale = await barrier.getGuarded('c/k', { cached: true });
-    expect(stale).toMatchObject({ value: Buffer.from('v2'), cached: true });
-    expect(await barrier.applyIf('c/k', stale.guard, Buffer.from('lost'), [], [])).toBe(false);
-    expect(await barrier.get('c/k')).toEqual(Buffer.from('v3'));
-    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: Buffer.from('v3'), cached: false });
-    // Any other write forgets the path; so does sealing.
-    await barrier.getGuarded('c/k');
-    await barrier.put('c/k', Buffer.from('v4'));
-    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: Buffer.from('v4'), cached: false });
-    await barrier.transaction(async (tx) => tx.delete('c/k'));
-    expect(await barrier.getGuarded('c/k', { cached: true })).toMatchObject({ value: null, cached: false });
-    barrier.seal();
-    await expect(barrier.getGuarded('c/k', { cached: true })).rejects.toThrow(/sealed/);
+  it('a write starts from what this process last wrote (no read); a stale start costs one failed guard, never a wrong write', async () => {
+    const calls = { getGuarded: 0, applyIf: 0, applied: 0 };
+    const wrap = (store: Storage): Storage => ({
+      ...store,
+      getGuarded: (path) => {
+        calls.getGuarded++;
+        return store.getGuarded(path);
+      },
+      applyIf: async (...args) => {
+        calls.applyIf++;
+        const next = await store.applyIf(...args);
+        if (next) calls.applied++;
+        return next;
+      },
+    });
+    const { kv, replica } = await setup({ wrap });
+    const seen = () => ({ ...calls });
+    await kv.write('m/', 'k', { n: 1 }, undefined);
+    expect(seen()).toEqual({ getGuarded: 1, applyIf: 1, applied: 1 });
+    await kv.write('m/', 'k', { n: 2 }, 1);
+    expect(seen()).toEqual({ getGuarded: 1, applyIf: 2, applied: 2 });
+    // Another replica writes: the remembered state fails its guard once, then a fresh read applies.
+    await (await replica()).kv.write('m/', 'k', { n: 3 }, undefined);
+    expect((await kv.write('m/', 'k', { n: 4 }, undefined)).version).toBe(4);
+    expect(seen()).toEqual({ getGuarded: 2, applyIf: 4, applied: 3 });
+    // A transaction here (a version state change, a patch, metadata) forgets it: read first.
+    await kv.deleteVersions('m/', 'k', [1]);
+    expect((await kv.write('m/', 'k', { n: 5 }, undefined)).version).toBe(5);
+    expect(seen()).toEqual({ getGuarded: 3, applyIf: 5, applied: 4 });
+    await kv.writeMetadata('m/', 'k', { max_versions: 4 }, false);
+    await kv.write('m/', 'k', { n: 6 }, undefined);
+    expect(seen()).toEqual({ getGuarded: 4, applyIf: 6, applied: 5 });
+    // So does sealing (clearCache).
+    kv.clearCache();
+    await kv.write('m/', 'k', { n: 7 }, undefined);
+    expect(seen()).toEqual({ getGuarded: 5, applyIf: 7, applied: 6 });
+    expect(await kv.readMetadata('m/', 'k')).toMatchObject({ current_version: 7, oldest_version: 4 });
   });
 
   it('a KV write never answers from a stale remembered state: CAS is checked against storage', async () => {
@@ -516,28 +546,29 @@ describe('KV v2 service over the barrier (in-memory store)', () => {
 
   it('getGuarded/applyIf: byte-exact guard, no ABA, all or nothing', async () => {
     const { barrier, stores } = await setup();
+    // The barrier's ciphertexts never repeat, so its guards see every write (test/storage-contract.ts has the rest).
     await barrier.put('a/g', Buffer.from('meta'));
     await barrier.put('a/old', Buffer.from('o'));
     const first = await barrier.getGuarded('a/g');
     expect(first.value).toEqual(Buffer.from('meta'));
     // Same plaintext written again: different ciphertext, so the guard no longer holds.
     await barrier.put('a/g', Buffer.from('meta'));
-    expect(await barrier.applyIf('a/g', first.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).toBe(false);
+    expect(await barrier.applyIf('a/g', first.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).toBeNull();
     expect(stores.entries.has('a/new')).toBe(false);
     expect(stores.entries.has('a/old')).toBe(true);
     const second = await barrier.getGuarded('a/g');
-    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).toBe(true);
+    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m2'), ['a/old'], [{ path: 'a/new', value: Buffer.from('n') }])).not.toBeNull();
     expect(await barrier.get('a/g')).toEqual(Buffer.from('m2'));
     expect(await barrier.get('a/new')).toEqual(Buffer.from('n'));
     expect(stores.entries.has('a/old')).toBe(false);
     // A used guard is stale.
-    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m3'), [], [])).toBe(false);
+    expect(await barrier.applyIf('a/g', second.guard, Buffer.from('m3'), [], [])).toBeNull();
     // Absent guard: exactly one creator.
     const absent1 = await barrier.getGuarded('a/fresh');
     const absent2 = await barrier.getGuarded('a/fresh');
     expect(absent1.value).toBeNull();
-    expect(await barrier.applyIf('a/fresh', absent1.guard, Buffer.from('f1'), [], [])).toBe(true);
-    expect(await barrier.applyIf('a/fresh', absent2.guard, Buffer.from('f2'), [], [])).toBe(false);
+    expect(await barrier.applyIf('a/fresh', absent1.guard, Buffer.from('f1'), [], [])).not.toBeNull();
+    expect(await barrier.applyIf('a/fresh', absent2.guard, Buffer.from('f2'), [], [])).toBeNull();
     expect(await barrier.get('a/fresh')).toEqual(Buffer.from('f1'));
     await expect(barrier.applyIf('a/other', absent1.guard, Buffer.from('x'), [], [])).rejects.toThrow(/guard of a\/fresh/);
     const g = await barrier.getGuarded('a/g');

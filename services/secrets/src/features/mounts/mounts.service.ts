@@ -9,7 +9,7 @@ import { createRefresher, type Bus } from '@selfstack/bus';
 import { AppError } from '@selfstack/errors';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
-import type { Storage, StorageTx } from '../barrier/barrier.types';
+import type { Storage, StorageTx } from '../barrier/storage.types';
 import { upgradeKvV1ToV2 } from '../kv/kv-layout';
 import { mountStoragePrefix, type EnableMountInput, type MountEntry, type TuneMountInput } from './mounts.types';
 
@@ -97,6 +97,8 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
   let byLength: MountEntry[] = [];
   // Reloads can overlap (bus messages in quick succession); only the newest may install.
   let loads = 0;
+  /** The newest load's read (and install). */
+  let newest: Promise<void> | null = null;
 
   const install = (mounts: MountEntry[]): void => {
     table = [...mounts].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -227,8 +229,20 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
 
     async load() {
       const id = ++loads;
-      const raw = await storage.get(MOUNTS_PATH);
-      if (id === loads) install(parseTable(raw));
+      const read = (async () => {
+        const raw = await storage.get(MOUNTS_PATH);
+        if (id === loads) install(parseTable(raw));
+      })();
+      newest = read;
+      await read;
+      // Overtaken by a newer load (a bus message while this one read): what this one read
+      // was not installed, so its caller (a refresh that must see a table read after its
+      // call) waits for the newer one, whose read started later still.
+      while (newest !== read && newest !== null) {
+        const next: Promise<void> = newest;
+        await next;
+        if (newest === next) break;
+      }
     },
     clear: () => install([]),
     async start() {

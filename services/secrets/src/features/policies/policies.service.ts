@@ -3,7 +3,7 @@
 // and invalidated across replicas through the bus.
 import type { Bus } from '@selfstack/bus';
 import { badRequest } from '../../core/errors';
-import type { Storage, StorageTx } from '../barrier/barrier.types';
+import type { Storage, StorageTx } from '../barrier/storage.types';
 import { compileAcl, ROOT_ACL, type Acl, type PolicyDocument } from './acl';
 import { DEFAULT_POLICY_TEXT, parsePolicy } from './policy-parse';
 
@@ -73,7 +73,7 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
 
   return {
     async list() {
-      const paths = await storage.listPaths(PREFIX);
+      const paths = await storage.list(PREFIX);
       return paths.map((p) => p.slice(PREFIX.length)).filter((n) => !n.includes('/')).sort();
     },
     async get(name) {

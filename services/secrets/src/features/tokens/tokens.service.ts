@@ -7,7 +7,7 @@ import type { Bus } from '@selfstack/bus';
 import { badRequest, invalidToken, SecretsError } from '../../core/errors';
 import type { Clock } from '../../core/clock';
 import { base62 } from '../../core/random';
-import type { Storage, StorageTx } from '../barrier/barrier.types';
+import type { Storage, StorageTx } from '../barrier/storage.types';
 import type { Salt } from '../barrier/salt';
 import type { TokenCreateParams, TokenEntry } from './tokens.types';
 
@@ -109,7 +109,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
   }
 
   async function revokeTree(hash: string): Promise<void> {
-    const children = await storage.listPaths(`${PARENT_PREFIX}${hash}/`);
+    const children = await storage.list(`${PARENT_PREFIX}${hash}/`);
     for (const childPath of children) {
       await revokeTree(childPath.slice(PARENT_PREFIX.length + hash.length + 1));
     }
@@ -281,7 +281,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
     revokeTree,
 
     async revokeOrphan(hash) {
-      const children = await storage.listPaths(`${PARENT_PREFIX}${hash}/`);
+      const children = await storage.list(`${PARENT_PREFIX}${hash}/`);
       for (const childPath of children) {
         const childHash = childPath.slice(PARENT_PREFIX.length + hash.length + 1);
         await storage.transaction(async (tx) => {
@@ -311,7 +311,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
           await tx.put(ID_PREFIX + entry.hash, encode(e));
           return { current: e, children: [] as string[] };
         }
-        const kids = await tx.listPaths(`${PARENT_PREFIX}${entry.hash}/`);
+        const kids = await tx.list(`${PARENT_PREFIX}${entry.hash}/`);
         await tx.delete(ID_PREFIX + entry.hash);
         await tx.delete(ACCESSOR_PREFIX + salt.hash(e.accessor));
         if (e.parent) await tx.delete(`${PARENT_PREFIX}${e.parent}/${entry.hash}`);
@@ -325,7 +325,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
     },
 
     async listAccessors() {
-      const paths = await storage.listPaths(ID_PREFIX);
+      const paths = await storage.list(ID_PREFIX);
       const out: string[] = [];
       const now = clock.now();
       for (let i = 0; i < paths.length; i += 500) {

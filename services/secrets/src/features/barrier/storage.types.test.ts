@@ -1,4 +1,4 @@
-import { assertDisjointPaths } from './barrier.types';
+import { assertDisjointPaths } from './storage.types';
 
 const puts = (...paths: string[]) => paths.map((path) => ({ path, value: Buffer.alloc(0) }));
 
