@@ -2,7 +2,7 @@
 // Vault's field order; lookups answer the token's properties under `data`.
 import { z } from 'zod';
 import { badRequest, invalidToken, notFound, permissionDenied } from '../../core/errors';
-import { parseSeconds, rfc3339 } from '../../core/duration';
+import { rfc3339, secondsField } from '../../core/duration';
 import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsOpContext, type SecretsPathSpec } from '../../http/request-context';
 import type { PolicyService } from '../policies/policies.service';
@@ -14,14 +14,7 @@ const bool = z.boolean();
 const durationField = z.union([z.number(), z.string()]);
 const listField = z.union([z.array(str), str]);
 
-function seconds(value: unknown, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseSeconds(value);
-  } catch {
-    throw badRequest(`invalid value for ${JSON.stringify(field)}: ${JSON.stringify(value)}`);
-  }
-}
+const seconds = secondsField;
 
 export function remainingTtl(entry: TokenEntry, now: number): number {
   return entry.expireTime === null ? 0 : Math.max(0, Math.floor((entry.expireTime - now) / 1000));
