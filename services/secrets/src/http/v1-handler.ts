@@ -26,6 +26,7 @@ import { createAppRolePaths } from '../features/approle/approle.paths';
 import type { SecretsServices } from '../services';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
+import { API_METHODS } from './client-errors';
 import { writeLogical } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
 
@@ -191,9 +192,11 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     res.setHeader('Cache-Control', 'no-store');
     try {
       // Reference §9: an HTTP method Vault does not know is 405 with an empty error list.
-      if (!KNOWN_METHODS.has(req.method)) throw new AppError(405, []);
-      if (options.requireRequestHeader && req.headers['x-secrets-request'] === undefined && req.headers['x-vault-request'] === undefined) {
-        throw new AppError(412, ["missing 'X-Secrets-Request' header"]);
+      if (!KNOWN_METHODS.has(req.method)) throw new AppError(405, [], { headers: { Allow: API_METHODS } });
+      // Spec "General request rules" 6: the header's value is `true` (Vault Agent compares
+      // it exactly); `false`, `0` or `yes` do not pass.
+      if (options.requireRequestHeader && (req.headers['x-secrets-request'] ?? req.headers['x-vault-request']) !== 'true') {
+        throw new AppError(412, ["missing 'X-Secrets-Request' header: it must be sent with the value true"]);
       }
       let path: string;
       try {
