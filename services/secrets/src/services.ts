@@ -20,6 +20,7 @@ import { createPasswordHasher, type PasswordHasher } from './features/auth/passw
 import { createLoginIssuer, type LoginIssuer } from './features/auth/token-settings';
 import { createUserpassService, type UserpassService } from './features/userpass/userpass.service';
 import { createAppRoleService, type AppRoleService } from './features/approle/approle.service';
+import { createCorsService, type CorsService } from './features/cors/cors.service';
 
 /** The physical cache as SECRETS_CACHE_MB / SECRETS_CACHE_TTL configure it by default. */
 export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchema.parse({}));
@@ -39,6 +40,8 @@ export interface SecretsServices {
   userpass: UserpassService;
   approle: AppRoleService;
   loginIssuer: LoginIssuer;
+  /** sys/config/cors (issue 28, item 4). */
+  cors: CorsService;
   clock: Clock;
   /** Subscribes the caches to the bus (invalidation across replicas). */
   start(): Promise<void>;
@@ -84,6 +87,9 @@ export function createSecretsServices(deps: {
   const userpass = createUserpassService({ storage: barrier, hasher: deps.passwordHasher ?? createPasswordHasher() });
   const approle = createAppRoleService({ storage: barrier, hash, now: () => clock.now() });
   const loginIssuer = createLoginIssuer({ tokens });
+  const cors = createCorsService({ storage: barrier, bus: deps.bus });
+  barrier.onUnseal(() => cors.load());
+  barrier.onSeal(() => cors.clear());
   return {
     barrier,
     physicalCache: entryStore,
@@ -97,6 +103,7 @@ export function createSecretsServices(deps: {
     userpass,
     approle,
     loginIssuer,
+    cors,
     clock,
     async start() {
       await entryStore.start();
@@ -105,6 +112,7 @@ export function createSecretsServices(deps: {
       await mounts.start();
       await kv.start();
       await auth.start();
+      await cors.start();
     },
     stop() {
       entryStore.stop();

@@ -6,7 +6,7 @@ import type { ClientErrorResponse } from '@selfstack/http-kit';
 import type { CustomHeaders } from './response-headers';
 
 /** Every method the /v1 API serves (answered in `Allow` with a 405). */
-export const API_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, LIST, OPTIONS';
+export const API_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, LIST';
 
 const MESSAGES: Record<number, string[]> = {
   // Reference §9: an HTTP method the server does not know is 405 with an empty list.

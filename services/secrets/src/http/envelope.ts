@@ -81,8 +81,10 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
   }
   if (result instanceof StatusResponse) {
     if (result.body === null) {
-      res.statusCode = result.status;
-      res.end();
+      // Vault answers a merge-patch of a missing key or metadata 404 with no body; the spec
+      // says every status >= 400 carries `{"errors":[...]}` (issue 28, item 4), as Vault's
+      // own missing reads do.
+      writeJson(res, result.status, result.status >= 400 ? '{"errors":[]}\n' : '');
       return;
     }
     writeJson(res, result.status, `${stringifyWithRaw(envelope(ctx, result.body))}\n`);

@@ -20,6 +20,7 @@ import { createKvV1Paths, createKvV2Paths } from '../features/kv/kv.paths';
 import { createSysPaths, createSysRawPaths } from '../features/sys/sys.paths';
 import { createTokenPaths } from '../features/tokens/tokens.paths';
 import { createAuthMountPaths } from '../features/auth/auth-mounts.paths';
+import { createCorsPaths } from '../features/cors/cors.paths';
 import type { AuthMountEntry, AuthType } from '../features/auth/auth-mounts.types';
 import { createUserpassPaths } from '../features/userpass/userpass.paths';
 import { createAppRolePaths } from '../features/approle/approle.paths';
@@ -139,7 +140,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     unsupportedOperation: () => new AppError(405, []),
     invalidRequest: () => new AppError(400, []),
   });
-  const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens })];
+  const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens }), ...createCorsPaths({ cors: services.cors })];
   const sys = createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' });
   const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now() }), { ...common, prefix: '/v1/auth/token' });
   const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
