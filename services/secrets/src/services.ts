@@ -16,7 +16,7 @@ import { createPolicyService, type PolicyService } from './features/policies/pol
 import { createSysService, type SysService } from './features/sys/sys.service';
 import { createTokenService, type TokenService } from './features/tokens/tokens.service';
 import { createAuthMountService, type AuthMountService } from './features/auth/auth-mounts.service';
-import { createPasswordHasher, type PasswordHasher } from './features/auth/password-hash';
+import { createPasswordHasher, type PasswordHasher } from '@selfstack/password';
 import { createLoginIssuer, type LoginIssuer } from './features/auth/token-settings';
 import { createUserpassService, type UserpassService } from './features/userpass/userpass.service';
 import { createAppRoleService, type AppRoleService } from './features/approle/approle.service';

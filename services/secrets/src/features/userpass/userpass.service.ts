@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { badRequest } from '../../core/errors';
 import type { Storage } from '../barrier/barrier.types';
 import { authStoragePrefix, type AuthMountEntry } from '../auth/auth-mounts.types';
-import type { PasswordHasher } from '../auth/password-hash';
+import type { PasswordHasher } from '@selfstack/password';
 import { DEFAULT_TOKEN_SETTINGS, tokenSettingsSchema, type TokenSettings } from '../auth/token-settings';
 
 const userSchema = z.object({ passwordHash: z.string(), token: tokenSettingsSchema });

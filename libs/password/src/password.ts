@@ -1,17 +1,20 @@
-// Password hashing for userpass (issue 28, item 5): argon2id (RFC 9106, memory-hard) at
-// OWASP's baseline (19 MiB, t=2, p=1), in the PHC string format, which carries its own
-// parameters, so hashes made before a change of defaults keep verifying.
+// Password hashing for every service that keeps passwords (boxes accounts, secrets
+// userpass): argon2id (RFC 9106, memory-hard) in the PHC string format
+// ($argon2id$v=19$m=...,t=...,p=...$salt$hash), which carries its own parameters, so hashes
+// made with other parameters keep verifying after the defaults change.
 //
-// `@node-rs/argon2` (napi-rs, prebuilt binaries as optional dependencies: no install
-// script) runs each hash on libuv's thread pool. hash-wasm (what services/boxes uses)
-// computes on the calling thread: ~40 ms of a blocked event loop per login here, during
-// which no other request of the process moves. Both write the same PHC strings.
+// `@node-rs/argon2` (napi-rs; prebuilt binaries as optional dependencies, no install
+// script) computes each hash on libuv's thread pool. hash-wasm, used before, computed on
+// the calling thread: at the default parameters ~40 ms of a blocked event loop per hash,
+// during which no other request of the process moved. Both produce and read the same PHC
+// strings, so stored hashes stay valid.
 import { hash, verify } from '@node-rs/argon2';
 
-/** @node-rs/argon2's Algorithm.Argon2id (a const enum the isolated-module build cannot inline). */
+/** @node-rs/argon2's `Algorithm.Argon2id` (a const enum an isolated-module build cannot inline). */
 const ARGON2ID = 2;
 
 export interface PasswordHashParams {
+  /** KiB of memory per hash. OWASP's argon2id baseline is 19 MiB with t=2. */
   memoryKiB: number;
   iterations: number;
   parallelism: number;
