@@ -69,11 +69,15 @@ async function getOr404(ctx: CliContext, path: string, query = ''): Promise<unkn
   }
 }
 
+/** A kv subcommand: positional arguments and `-mount` (then PATH is relative to the mount). */
+function kvSub(parent: Command, name: string, description: string): Command {
+  return sub(parent, name, description).option('--mount <mount>', 'Mount path (then PATH is relative to it)');
+}
+
 export function registerKv(program: Command, runner: Runner): void {
   const kv = program.command('kv').description('Read and write secrets of KV mounts (versions 1 and 2).');
 
-  sub(kv, 'get', 'Read a secret: kv get [-version=N] [-field=KEY] PATH')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(kv, 'get', 'Read a secret: kv get [-version=N] [-field=KEY] PATH')
     .option('--version <n>', 'Version to read (KV v2)')
     .option('--field <key>', 'Print only this key of the data, bare')
     .action(
@@ -113,9 +117,8 @@ export function registerKv(program: Command, runner: Runner): void {
     );
 
   const writeCommand = (name: 'put' | 'patch', description: string) =>
-    sub(kv, name, description)
-      .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
-      .option('--cas <n>', 'Check-and-set: the version the write expects as current (KV v2)')
+    kvSub(kv, name, description)
+        .option('--cas <n>', 'Check-and-set: the version the write expects as current (KV v2)')
       .action(
         action(runner, async (ctx, args, opts) => {
           if (args.length < 2) throw new UsageError(`Not enough arguments (expected at least 2, got ${args.length})`);
@@ -141,8 +144,7 @@ export function registerKv(program: Command, runner: Runner): void {
   writeCommand('put', 'Write a secret (replaces its data): kv put [-cas=N] PATH key=value [key=@file] ...');
   writeCommand('patch', 'Change some keys of a secret (KV v2, merge-patch): kv patch [-cas=N] PATH key=value ...');
 
-  sub(kv, 'list', 'List the keys under a path: kv list PATH')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(kv, 'list', 'List the keys under a path: kv list PATH')
     .action(
       action(runner, async (ctx, args, opts) => {
         expectArgs(args, 1);
@@ -158,8 +160,7 @@ export function registerKv(program: Command, runner: Runner): void {
       }),
     );
 
-  sub(kv, 'delete', 'Delete the latest version (or -versions=1,2) of a secret; KV v1: the secret.')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(kv, 'delete', 'Delete the latest version (or -versions=1,2) of a secret; KV v1: the secret.')
     .option('--versions <list>', 'Comma-separated versions to soft-delete (KV v2)')
     .action(
       action(runner, async (ctx, args, opts) => {
@@ -181,9 +182,8 @@ export function registerKv(program: Command, runner: Runner): void {
     ['undelete', 'Restore soft-deleted versions: kv undelete -versions=1,2 PATH (KV v2)'],
     ['destroy', 'Destroy versions for good: kv destroy -versions=1,2 PATH (KV v2)'],
   ] as const) {
-    sub(kv, name, description)
-      .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
-      .option('--versions <list>', 'Comma-separated versions')
+    kvSub(kv, name, description)
+        .option('--versions <list>', 'Comma-separated versions')
       .action(
         action(runner, async (ctx, args, opts) => {
           expectArgs(args, 1);
@@ -198,8 +198,7 @@ export function registerKv(program: Command, runner: Runner): void {
   }
 
   const metadata = kv.command('metadata').description('Read and write the metadata of KV v2 secrets.');
-  sub(metadata, 'get', 'Show a secret\'s metadata and versions: kv metadata get PATH')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(metadata, 'get', 'Show a secret\'s metadata and versions: kv metadata get PATH')
     .action(
       action(runner, async (ctx, args, opts) => {
         expectArgs(args, 1);
@@ -222,8 +221,7 @@ export function registerKv(program: Command, runner: Runner): void {
         ctx.out(parts.join('\n'));
       }),
     );
-  sub(metadata, 'put', 'Set metadata: kv metadata put [-max-versions=N] [-cas-required] [-delete-version-after=D] [-custom-metadata=k=v] PATH')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(metadata, 'put', 'Set metadata: kv metadata put [-max-versions=N] [-cas-required] [-delete-version-after=D] [-custom-metadata=k=v] PATH')
     .option('--max-versions <n>', 'Versions to keep (0 = the mount\'s)')
     .option('--cas-required [bool]', 'Require check-and-set on writes')
     .option('--delete-version-after <duration>', 'Soft-delete versions after this long')
@@ -245,8 +243,7 @@ export function registerKv(program: Command, runner: Runner): void {
         ctx.out(`Success! Data written to: ${apiPath(t, 'metadata')}`);
       }),
     );
-  sub(metadata, 'delete', 'Delete a secret\'s metadata and every version: kv metadata delete PATH')
-    .option('--mount <mount>', 'Mount path (then PATH is relative to it)')
+  kvSub(metadata, 'delete', 'Delete a secret\'s metadata and every version: kv metadata delete PATH')
     .action(
       action(runner, async (ctx, args, opts) => {
         expectArgs(args, 1);
