@@ -21,6 +21,7 @@ import { createLoginIssuer, type LoginIssuer } from './features/auth/token-setti
 import { createUserpassService, type UserpassService } from './features/userpass/userpass.service';
 import { createAppRoleService, type AppRoleService } from './features/approle/approle.service';
 import { createCorsService, type CorsService } from './features/cors/cors.service';
+import { createLoginRenewalCheck, type LoginRenewalCheck } from './features/auth/login-renewal';
 
 /** The physical cache as SECRETS_CACHE_MB / SECRETS_CACHE_TTL configure it by default. */
 export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchema.parse({}));
@@ -40,6 +41,7 @@ export interface SecretsServices {
   userpass: UserpassService;
   approle: AppRoleService;
   loginIssuer: LoginIssuer;
+  loginRenewal: LoginRenewalCheck;
   /** sys/config/cors (issue 28, item 4). */
   cors: CorsService;
   clock: Clock;
@@ -87,6 +89,7 @@ export function createSecretsServices(deps: {
   const userpass = createUserpassService({ storage: barrier, hasher: deps.passwordHasher ?? createPasswordHasher() });
   const approle = createAppRoleService({ storage: barrier, hash, now: () => clock.now() });
   const loginIssuer = createLoginIssuer({ tokens });
+  const loginRenewal = createLoginRenewalCheck({ auth, userpass, approle });
   const cors = createCorsService({ storage: barrier, bus: deps.bus });
   barrier.onUnseal(() => cors.load());
   barrier.onSeal(() => cors.clear());
@@ -103,6 +106,7 @@ export function createSecretsServices(deps: {
     userpass,
     approle,
     loginIssuer,
+    loginRenewal,
     cors,
     clock,
     async start() {

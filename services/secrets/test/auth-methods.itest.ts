@@ -157,6 +157,24 @@ describe('auth methods', () => {
       expect(none.status).toBe(403);
     });
 
+    it('renews a login token only while its user exists with the same policies', async () => {
+      expect((await put('auth/userpass/users/frank', root, { password: 'pw', token_policies: 'app' })).status).toBe(204);
+      const login = await request(h.app).post('/v1/auth/userpass/login/frank').send({ password: 'pw' });
+      const token = login.body.auth.client_token as string;
+      expect((await put('auth/token/renew-self', token, { increment: '1h' })).status).toBe(200);
+      expect((await put('auth/userpass/users/frank/policies', root, { token_policies: 'default' })).status).toBe(204);
+      const changed = await put('auth/token/renew-self', token, { increment: '1h' });
+      expect(changed.status).toBe(400);
+      expect(changed.body).toEqual({ errors: ['policies have changed, not renewing'] });
+      expect((await put('auth/userpass/users/frank/policies', root, { token_policies: 'app' })).status).toBe(204);
+      expect((await put('auth/token/renew', root, { token, increment: '1h' })).status).toBe(200);
+      expect((await request(h.app).delete('/v1/auth/userpass/users/frank').set(as(root))).status).toBe(204);
+      const gone = await put('auth/token/renew-self', token, {});
+      expect(gone.body).toEqual({ errors: ['user no longer exists, not renewing'] });
+      // Not renewed, but still valid until it expires (as in Vault).
+      expect((await get('auth/token/lookup-self', token)).status).toBe(200);
+    });
+
     it('changes passwords and policies; a user admin policy manages users', async () => {
       const admin = (await put('auth/token/create', root, { policies: ['userpass-admin'] })).body.auth.client_token as string;
       expect((await put('auth/userpass/users/carol', admin, { password: 'one', token_policies: ['app'] })).status).toBe(204);
@@ -224,6 +242,11 @@ describe('auth methods', () => {
       expect(login.body.auth).toMatchObject({ policies: ['app', 'default'], metadata: { role_name: 'ci' }, lease_duration: 1200, renewable: true, orphan: true, num_uses: 3 });
       const token = login.body.auth.client_token as string;
       expect((await get('auth/token/lookup-self', token)).body.data).toMatchObject({ path: 'auth/approle/login', display_name: 'approle', num_uses: 2 });
+      const renewed = await put('auth/token/renew-self', token, { increment: '2h' });
+      expect(renewed.status).toBe(200);
+      // Capped by the role's token_max_ttl (1h) from creation.
+      expect(renewed.body.auth.lease_duration).toBeLessThanOrEqual(3600);
+      expect(renewed.body.auth.lease_duration).toBeGreaterThan(3590);
 
       expect((await request(h.app).post('/v1/auth/approle/login').send({ role_id: roleId, secret_id: secretId })).status).toBe(200);
       // Both uses are gone: the secret ID no longer exists.

@@ -142,7 +142,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   });
   const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens }), ...createCorsPaths({ cors: services.cors })];
   const sys = createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' });
-  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now() }), { ...common, prefix: '/v1/auth/token' });
+  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now(), checkRenewal: services.loginRenewal }), { ...common, prefix: '/v1/auth/token' });
   const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
   const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
   // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.

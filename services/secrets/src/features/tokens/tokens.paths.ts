@@ -64,8 +64,14 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
   return Object.fromEntries(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyService; now: () => number }): SecretsPathSpec[] {
-  const { tokens, policies, now } = deps;
+export function createTokenPaths(deps: {
+  tokens: TokenService;
+  policies: PolicyService;
+  now: () => number;
+  /** Refuses renewing a login's token whose user or role is gone or changed (issue 28, item 5). */
+  checkRenewal?: (entry: TokenEntry) => Promise<void>;
+}): SecretsPathSpec[] {
+  const { tokens, policies, now, checkRenewal } = deps;
 
   const createFields = {
     id: { schema: str, in: 'body', description: 'Token id (root or sudo only).' },
@@ -131,6 +137,7 @@ export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyS
   const self = (ctx: SecretsOpContext): { id: string; entry: TokenEntry } => ({ id: ctx.extra.tokenId, entry: ctx.extra.token as TokenEntry });
 
   const renew = async (id: string, entry: TokenEntry, increment: unknown) => {
+    if (checkRenewal) await checkRenewal(entry);
     const updated = await tokens.renew(entry, seconds(increment, 'increment') ?? 0);
     return respondWith({ auth: authBlock(id, updated) });
   };
@@ -217,6 +224,7 @@ export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyS
       operations: {
         async update(ctx) {
           const entry = await byAccessor(ctx.data.accessor);
+          if (checkRenewal) await checkRenewal(entry);
           const updated = await tokens.renew(entry, seconds(ctx.data.increment, 'increment') ?? 0);
           const auth = authBlock('', updated);
           return respondWith({ auth });
