@@ -309,8 +309,15 @@ const CLIENT_ERROR_RESPONSES: Record<string, string> = {
 };
 
 /** What node:http does with a client error when nobody listens for 'clientError'; with
- * `respond`, the status line plus the service's headers and body. */
-function defaultClientError(err: NodeJS.ErrnoException, socket: net.Socket | Duplex, respond?: (status: number) => ClientErrorResponse): void {
+ * `respond`, the status line plus the service's headers and body, then `close` (a
+ * lingering close: the client may still be sending the rest of an oversized head, and a
+ * reset would discard the answer before it reads it). */
+function defaultClientError(
+  err: NodeJS.ErrnoException,
+  socket: net.Socket | Duplex,
+  respond?: (status: number) => ClientErrorResponse,
+  close?: (socket: net.Socket | Duplex) => void,
+): void {
   const message = (socket as { _httpMessage?: { _headerSent?: boolean } | null })._httpMessage;
   if (socket.writable && (!message || !message._headerSent)) {
     let line = CLIENT_ERROR_RESPONSES[err.code ?? ''] ?? '400 Bad Request';
@@ -325,6 +332,10 @@ function defaultClientError(err: NodeJS.ErrnoException, socket: net.Socket | Dup
         if (!/[\r\n]/.test(name + value)) head += `${name}: ${value}\r\n`;
       }
       socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (close) {
+        close(socket);
+        return;
+      }
     }
   }
   socket.destroy(err);
@@ -466,7 +477,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     if (state?.takeover) return;
     const start = state && !state.framed ? listRequestStart(err) : null;
     if (!state || !start) {
-      defaultClientError(err, socket, options.clientErrorResponse);
+      defaultClientError(err, socket, options.clientErrorResponse, closeAfterClientError);
       return;
     }
     // Stop node:http's parser (it would raise the same error on every later read) and the
@@ -541,6 +552,14 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     framed.feed(start);
     if (raw.readableEnded) framed.push(null);
     else setReading(raw, true);
+  }
+
+  /** After a client error answered in the service's shape: close without losing the answer. */
+  function closeAfterClientError(socket: net.Socket | Duplex): void {
+    // FramedSocket: a destroy without an error lingers (see its _destroy).
+    if (socket instanceof FramedSocket) socket.destroy();
+    else if (socket instanceof net.Socket && connections.has(socket)) lingerNative(socket);
+    else socket.destroy();
   }
 
   /**
