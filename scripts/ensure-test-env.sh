@@ -43,6 +43,8 @@ command -v go >/dev/null 2>&1 || want_pkgs+=(golang-go)
 [ -d /usr/share/gocode/src/github.com/hashicorp/terraform-svchost ] || want_pkgs+=(golang-github-hashicorp-terraform-svchost-dev)
 [ -d /usr/share/gocode/src/github.com/hashicorp/go-getter ] || want_pkgs+=(golang-github-hashicorp-go-getter-dev)
 command -v openssl >/dev/null 2>&1 || want_pkgs+=(openssl)
+# The secrets TLS listener and CLI tests drive curl against a certificate of their own CA.
+command -v curl >/dev/null 2>&1 || want_pkgs+=(curl)
 # Debian's Chromium, driven by playwright-core in the console's end-to-end tests
 # (test/e2e/console); playwright never downloads a browser of its own here.
 [ -x /usr/bin/chromium ] || want_pkgs+=(chromium)

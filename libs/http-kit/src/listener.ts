@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import { Duplex } from 'node:stream';
+import tls from 'node:tls';
 import { RequestFramer } from './framer';
 import { createIdleGc, type IdleGcOptions } from './idle-gc';
 import { onResponseClose } from './response-close';
@@ -20,6 +21,26 @@ export interface ListenerOptions {
   /** Collect V8's young generation when the listener has been quiet for `idleMs` while
    * holding at least `minHeld` requests (see idle-gc.ts). Default: off. */
   idleGc?: IdleGcOptions;
+  /**
+   * Serve HTTPS: the TLS server options (certificate, key, protocol versions). Each
+   * connection is handed to the same http.Server after its handshake, so keep-alive,
+   * pipelining and the LIST method work as on plain HTTP.
+   */
+  tls?: tls.TlsOptions;
+  /**
+   * Answers, in the service's own error shape, the requests node:http rejects before any
+   * JavaScript runs (malformed request 400, unknown method, header block too large 431,
+   * request timeout 408). With it, a method node:http's parser does not know (other than
+   * LIST, which is served) is answered 405, as the kit's method table answers any other
+   * method. Without it, node:http's bare status line.
+   */
+  clientErrorResponse?: (status: number) => ClientErrorResponse;
+}
+
+/** A response written by the listener itself, before any request object exists. */
+export interface ClientErrorResponse {
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface CloseOptions {
@@ -287,11 +308,35 @@ const CLIENT_ERROR_RESPONSES: Record<string, string> = {
   ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
 };
 
-/** What node:http does with a client error when nobody listens for 'clientError'. */
-function defaultClientError(err: NodeJS.ErrnoException, socket: net.Socket | Duplex): void {
+/** What node:http does with a client error when nobody listens for 'clientError'; with
+ * `respond`, the status line plus the service's headers and body, then `close` (a
+ * lingering close: the client may still be sending the rest of an oversized head, and a
+ * reset would discard the answer before it reads it). */
+function defaultClientError(
+  err: NodeJS.ErrnoException,
+  socket: net.Socket | Duplex,
+  respond?: (status: number) => ClientErrorResponse,
+  close?: (socket: net.Socket | Duplex) => void,
+): void {
   const message = (socket as { _httpMessage?: { _headerSent?: boolean } | null })._httpMessage;
   if (socket.writable && (!message || !message._headerSent)) {
-    socket.write(`HTTP/1.1 ${CLIENT_ERROR_RESPONSES[err.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+    let line = CLIENT_ERROR_RESPONSES[err.code ?? ''] ?? '400 Bad Request';
+    if (respond === undefined) {
+      socket.write(`HTTP/1.1 ${line}\r\nConnection: close\r\n\r\n`);
+    } else {
+      // Shared ARCHITECTURE "the one method table": anything else -> 405.
+      if (err.code === 'HPE_INVALID_METHOD') line = '405 Method Not Allowed';
+      const { headers, body } = respond(Number(line.slice(0, 3)));
+      let head = `HTTP/1.1 ${line}\r\n`;
+      for (const [name, value] of Object.entries(headers)) {
+        if (!/[\r\n]/.test(name + value)) head += `${name}: ${value}\r\n`;
+      }
+      socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (close) {
+        close(socket);
+        return;
+      }
+    }
   }
   socket.destroy(err);
 }
@@ -432,7 +477,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     if (state?.takeover) return;
     const start = state && !state.framed ? listRequestStart(err) : null;
     if (!state || !start) {
-      defaultClientError(err, socket);
+      defaultClientError(err, socket, options.clientErrorResponse, closeAfterClientError);
       return;
     }
     // Stop node:http's parser (it would raise the same error on every later read) and the
@@ -509,6 +554,14 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     else setReading(raw, true);
   }
 
+  /** After a client error answered in the service's shape: close without losing the answer. */
+  function closeAfterClientError(socket: net.Socket | Duplex): void {
+    // FramedSocket: a destroy without an error lingers (see its _destroy).
+    if (socket instanceof FramedSocket) socket.destroy();
+    else if (socket instanceof net.Socket && connections.has(socket)) lingerNative(socket);
+    else socket.destroy();
+  }
+
   /**
    * Lingering close on node:http's path (node:http calls destroySoon after a response that
    * closes the connection): half-close after the pending writes, stop parsing, read and
@@ -531,7 +584,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     raw.end();
   }
 
-  const netServer = net.createServer({ noDelay: true }, (raw) => {
+  const onConnection = (raw: net.Socket): void => {
     if (closing) {
       raw.destroy();
       return;
@@ -552,7 +605,13 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
     });
     connections.set(raw, { active: 0, nodeListeners, takeover: null, framed: false, lingering: false });
     (raw as { destroySoon: () => void }).destroySoon = () => lingerNative(raw);
-  });
+  };
+  // A TLS connection comes here after its handshake (a tls.TLSSocket is a net.Socket):
+  // node:http parses it exactly like a plain one, and a LIST moves it to the framer the
+  // same way (issue 28, item 2). A failed handshake never reaches the http.Server.
+  const netServer = options.tls
+    ? tls.createServer({ ...options.tls, noDelay: true } as tls.TlsOptions, onConnection)
+    : net.createServer({ noDelay: true }, onConnection);
 
   return new Promise<Listener>((resolve, reject) => {
     netServer.once('error', reject);
@@ -565,7 +624,7 @@ export function createListener(app: RequestListener, options: ListenerOptions): 
         server,
         netServer,
         port: addr.port,
-        url: `http://${host}:${addr.port}`,
+        url: `${options.tls ? 'https' : 'http'}://${host}:${addr.port}`,
         inFlight: () => inflight.size,
         close(closeOptions: CloseOptions = {}) {
           closed ??= new Promise<void>((done) => {

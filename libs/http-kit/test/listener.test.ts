@@ -211,6 +211,37 @@ describe('createListener', () => {
     expect((await e.read(1))[0]?.status).toBe(200);
   });
 
+  it('clientErrorResponse answers parser errors in the service shape: unknown method 405, oversized head 431', async () => {
+    const app = express();
+    app.get('/x', (_req, res) => void res.send('ok'));
+    const shaped = await createListener(app, {
+      port: 0,
+      host: '127.0.0.1',
+      clientErrorResponse: (status) => ({ headers: { 'Content-Type': 'application/json', 'X-Shape': 'service' }, body: JSON.stringify({ errors: [], status }) }),
+    });
+    try {
+      const c = new RawClient(shaped.port);
+      c.write('FOO /x HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [foo] = await c.read(1);
+      expect(foo?.status).toBe(405);
+      expect(foo?.headers['x-shape']).toBe('service');
+      expect(JSON.parse(foo?.body ?? '')).toEqual({ errors: [], status: 405 });
+      await c.waitClosed();
+      const d = new RawClient(shaped.port);
+      d.write(`GET /x HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      const [big] = await d.read(1);
+      expect(big?.status).toBe(431);
+      expect(JSON.parse(big?.body ?? '')).toEqual({ errors: [], status: 431 });
+      await d.waitClosed();
+      // LIST is still served, not refused as an unknown method.
+      const e = new RawClient(shaped.port);
+      e.write('LIST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      expect((await e.read(1))[0]?.status).toBe(404);
+    } finally {
+      await shaped.close();
+    }
+  });
+
   it('real HTTP clients can send LIST', async () => {
     const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: listener.port, method: 'LIST', path: '/v1/secret/metadata/app/' }, (res) => {

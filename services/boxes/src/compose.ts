@@ -17,7 +17,7 @@ import { createMaintenanceGate } from './features/guards/maintenance';
 import { createMemoryRateLimiter, createRedisRateLimiter, DEFAULT_RATE_LIMITS, type RateLimiter, type RateLimitRules } from './features/guards/rate-limit';
 import { createUploadService } from './features/uploads/uploads.service';
 import { createUploadStore } from './features/uploads/uploads.store';
-import { createPasswordHasher, DEFAULT_PASSWORD_PARAMS, type PasswordHashParams } from './shared/password';
+import { createPasswordHasher, DEFAULT_PASSWORD_PARAMS, type PasswordHashParams } from '@selfstack/password';
 
 export interface ComposeClients {
   prisma: PrismaClient;

@@ -8,6 +8,7 @@ import type { Logger } from '@selfstack/logger';
 import type { ListenerConfig } from './config';
 import { createV1Handler } from './http/v1-handler';
 import { customHeadersMiddleware } from './http/response-headers';
+import { withCors } from './http/cors';
 import type { SecretsServices } from './services';
 
 export interface SecretsAppDeps {
@@ -42,7 +43,7 @@ export function buildApp(deps: SecretsAppDeps): Express {
       // The API first: its requests then pass no other route's pattern on the way.
       const v1 = createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader });
       for (const t of v1.tables) recordMountedTable(app, t);
-      app.use('/v1', v1);
+      app.use('/v1', withCors(deps.services.cors, v1));
       // Spec "Response header customization" rule 5: GET / redirects to the UI path.
       app.get('/', (_req, res) => {
         res.setHeader('Cache-Control', 'no-store');

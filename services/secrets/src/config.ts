@@ -3,6 +3,7 @@
 // blocks. Parsed once at start-up; problems are reported together.
 import { ConfigError, loadEnv, parseHcl, sharedEnv, booleanEnv, durationEnv, integerEnv, validateHcl, type EnvSource } from '@selfstack/config';
 import { readFile } from 'node:fs/promises';
+import { createSecureContext, type SecureVersion } from 'node:tls';
 import { z } from 'zod';
 import { compileCustomHeaders, CustomHeadersError, type CustomHeaders } from './http/response-headers';
 
@@ -38,6 +39,14 @@ export function entryCacheOptions(env: Pick<SecretsEnv, 'SECRETS_CACHE_MB' | 'SE
   return { maxBytes: env.SECRETS_CACHE_MB * 1024 * 1024, ttlMs: env.SECRETS_CACHE_TTL };
 }
 
+/** A listener's TLS material, read and checked at start-up (issue 28, item 2). */
+export interface ListenerTls {
+  cert: Buffer;
+  key: Buffer;
+  minVersion: SecureVersion;
+  maxVersion: SecureVersion;
+}
+
 export interface ListenerConfig {
   host: string;
   port: number;
@@ -45,6 +54,8 @@ export interface ListenerConfig {
   maxRequestBytes: number;
   customHeaders: CustomHeaders;
   requireRequestHeader: boolean;
+  /** null: plain HTTP (`tls_disable = true`, or the listener of the environment). */
+  tls: ListenerTls | null;
 }
 
 export interface SecretsConfig {
@@ -59,7 +70,11 @@ const listenerSchema = z
     max_request_size: z.number().int().optional(),
     custom_response_headers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
     require_request_header: z.boolean().optional(),
-    tls_disable: z.union([z.boolean(), z.string()]).optional(),
+    tls_disable: z.union([z.boolean(), z.string(), z.number()]).optional(),
+    tls_cert_file: z.string().optional(),
+    tls_key_file: z.string().optional(),
+    tls_min_version: z.string().optional(),
+    tls_max_version: z.string().optional(),
     purpose: z.unknown().optional(),
   })
   .strict();
@@ -88,6 +103,74 @@ function splitAddress(address: string, fallbackHost: string, fallbackPort: numbe
   return { host: (m[1] ?? '').replace(/^\[|\]$/g, '') || fallbackHost, port: Number(m[2]) };
 }
 
+/** Vault's `tls_min_version` / `tls_max_version` values. */
+const TLS_VERSIONS: Record<string, SecureVersion> = { tls10: 'TLSv1', tls11: 'TLSv1.1', tls12: 'TLSv1.2', tls13: 'TLSv1.3' };
+
+/** Vault parses `tls_disable` with Go's ParseBool (a bool, or "1", "true", "0", "false"...). */
+function parseTlsDisable(value: boolean | string | number | undefined): boolean | null {
+  if (value === undefined) return false;
+  if (typeof value === 'boolean') return value;
+  const text = String(value).trim();
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
+  return null;
+}
+
+type ListenerBlock = z.output<typeof listenerSchema>;
+
+/**
+ * The TLS settings of one listener block, files read and the pair checked (a key that does
+ * not match the certificate fails here, not at the first handshake). Vault's default is TLS
+ * on: a block without `tls_disable = true` must name a certificate and a key.
+ */
+async function listenerTls(block: ListenerBlock, where: string, problems: { where: string; message: string }[]): Promise<ListenerTls | null> {
+  const disabled = parseTlsDisable(block.tls_disable);
+  if (disabled === null) {
+    problems.push({ where: `${where}.tls_disable`, message: `invalid boolean ${JSON.stringify(block.tls_disable)}` });
+    return null;
+  }
+  if (disabled) return null;
+  const before = problems.length;
+  const version = (key: 'tls_min_version' | 'tls_max_version', fallback: SecureVersion): SecureVersion => {
+    const raw = block[key];
+    if (raw === undefined || raw === '') return fallback;
+    const v = TLS_VERSIONS[raw];
+    if (!v) problems.push({ where: `${where}.${key}`, message: `invalid value ${JSON.stringify(raw)}: one of tls10, tls11, tls12, tls13` });
+    return v ?? fallback;
+  };
+  const minVersion = version('tls_min_version', 'TLSv1.2');
+  const maxVersion = version('tls_max_version', 'TLSv1.3');
+  const file = async (key: 'tls_cert_file' | 'tls_key_file'): Promise<Buffer | null> => {
+    const path = block[key];
+    if (path === undefined || path === '') {
+      problems.push({ where: `${where}.${key}`, message: 'required: TLS is enabled on this listener (set tls_disable = true to serve plain HTTP)' });
+      return null;
+    }
+    try {
+      return await readFile(path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      problems.push({ where: `${where}.${key}`, message: `cannot read ${path}: ${code === 'ENOENT' ? 'file not found' : (err as Error).message}` });
+      return null;
+    }
+  };
+  const cert = await file('tls_cert_file');
+  const key = await file('tls_key_file');
+  if (!cert || !key || problems.length > before) return null;
+  // 'TLSv1' < 'TLSv1.1' < 'TLSv1.2' < 'TLSv1.3' as strings.
+  if (minVersion > maxVersion) {
+    problems.push({ where: `${where}.tls_min_version`, message: 'tls_min_version is greater than tls_max_version' });
+    return null;
+  }
+  try {
+    createSecureContext({ cert, key, minVersion, maxVersion });
+  } catch (err) {
+    problems.push({ where: `${where}.tls_cert_file`, message: `the certificate and key cannot be used: ${(err as Error).message}` });
+    return null;
+  }
+  return { cert, key, minVersion, maxVersion };
+}
+
 export async function parseServerConfigText(text: string, filename: string, env: SecretsEnv): Promise<SecretsConfig> {
   const doc = await parseHcl(hcl1Compat(text), filename);
   const parsed = validateHcl(fileSchema, doc, filename);
@@ -95,16 +178,18 @@ export async function parseServerConfigText(text: string, filename: string, env:
   const blocks = parsed.listener?.tcp ?? [];
   const listeners: ListenerConfig[] = [];
   const problems: { where: string; message: string }[] = [];
-  blocks.forEach((block, i) => {
+  for (const [i, block] of blocks.entries()) {
+    const where = `${filename}: listener.tcp.${i}`;
     const { host, port } = splitAddress(block.address ?? '', env.HOST, env.PORT);
+    const tls = await listenerTls(block, where, problems);
     let customHeaders: CustomHeaders;
     try {
       customHeaders = compileCustomHeaders(block.custom_response_headers);
       warnings.push(...customHeaders.warnings);
     } catch (err) {
       if (!(err instanceof CustomHeadersError)) throw err;
-      problems.push({ where: `${filename}: listener.tcp.${i}.custom_response_headers`, message: err.message });
-      return;
+      problems.push({ where: `${where}.custom_response_headers`, message: err.message });
+      continue;
     }
     const size = block.max_request_size ?? 0;
     listeners.push({
@@ -113,8 +198,9 @@ export async function parseServerConfigText(text: string, filename: string, env:
       maxRequestBytes: size === 0 ? env.MAX_REQUEST_BYTES : size < 0 ? -1 : size,
       customHeaders,
       requireRequestHeader: block.require_request_header ?? false,
+      tls,
     });
-  });
+  }
   if (problems.length > 0) throw new ConfigError(`invalid configuration in ${filename}:`, problems);
   if (listeners.length === 0) listeners.push(defaultListener(env));
   return { env, listeners, warnings };
@@ -127,6 +213,7 @@ export function defaultListener(env: SecretsEnv): ListenerConfig {
     maxRequestBytes: env.MAX_REQUEST_BYTES,
     customHeaders: compileCustomHeaders(undefined),
     requireRequestHeader: false,
+    tls: null,
   };
 }
 

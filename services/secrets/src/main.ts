@@ -5,8 +5,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener, runService, type Listener } from '@selfstack/http-kit';
-import { buildApp } from './app';
-import { entryCacheOptions, loadSecretsConfig } from './config';
+import type { Logger } from '@selfstack/logger';
+import { buildApp, type SecretsAppDeps } from './app';
+import { entryCacheOptions, loadSecretsConfig, type ListenerConfig } from './config';
+import { clientErrorResponder } from './http/client-errors';
 import { createEntryPool } from './features/barrier/barrier.store';
 import { createSecretsServices, type SecretsServices } from './services';
 
@@ -39,6 +41,28 @@ async function devMode(services: SecretsServices, rootTokenId: string | undefine
   print(`Unseal Key: ${state.unseal_key}`);
   print(`Root Token: ${state.root_token}`);
   print('');
+}
+
+/**
+ * One listener per `listener "tcp"` block (issue 28, item 2), each with its own app (custom
+ * headers, size limit, request-header rule) over the shared services: HTTPS when the block
+ * has TLS, plain HTTP otherwise; errors the parser answers in the API's shape.
+ */
+async function startListeners(configs: readonly ListenerConfig[], deps: Omit<SecretsAppDeps, 'listener'> & { logger: Logger }): Promise<Listener[]> {
+  const listeners: Listener[] = [];
+  for (const l of configs) {
+    const app = buildApp({ ...deps, listener: l });
+    const listener = await createListener(app, {
+      port: l.port,
+      host: l.host,
+      maxRequestBytes: l.maxRequestBytes > 0 ? l.maxRequestBytes * 2 : undefined,
+      ...(l.tls ? { tls: { cert: l.tls.cert, key: l.tls.key, minVersion: l.tls.minVersion, maxVersion: l.tls.maxVersion } } : {}),
+      clientErrorResponse: clientErrorResponder(l.customHeaders),
+    });
+    listeners.push(listener);
+    deps.logger.info('listening', { url: listener.url, tls: l.tls !== null });
+  }
+  return listeners;
 }
 
 void runService({
@@ -87,13 +111,6 @@ void runService({
       return { postgres, unsealed: !services.barrier.isSealed() };
     };
 
-    const listeners: Listener[] = [];
-    for (const l of config.listeners) {
-      const app = buildApp({ services, logger, listener: l, readiness });
-      const listener = await createListener(app, { port: l.port, host: l.host, maxRequestBytes: l.maxRequestBytes > 0 ? l.maxRequestBytes * 2 : undefined });
-      listeners.push(listener);
-      logger.info('listening', { url: listener.url });
-    }
-    return listeners;
+    return startListeners(config.listeners, { services, logger, readiness });
   },
 });

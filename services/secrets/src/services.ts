@@ -16,6 +16,13 @@ import { createMountService, type MountService } from './features/mounts/mounts.
 import { createPolicyService, type PolicyService } from './features/policies/policies.service';
 import { createSysService, type SysService } from './features/sys/sys.service';
 import { createTokenService, type TokenService } from './features/tokens/tokens.service';
+import { createAuthMountService, type AuthMountService } from './features/auth/auth-mounts.service';
+import { createPasswordHasher, type PasswordHasher } from '@selfstack/password';
+import { createLoginIssuer, type LoginIssuer } from './features/auth/token-settings';
+import { createUserpassService, type UserpassService } from './features/userpass/userpass.service';
+import { createAppRoleService, type AppRoleService } from './features/approle/approle.service';
+import { createCorsService, type CorsService } from './features/cors/cors.service';
+import { createLoginRenewalCheck, type LoginRenewalCheck } from './features/auth/login-renewal';
 
 /** The physical cache as SECRETS_CACHE_MB / SECRETS_CACHE_TTL configure it by default. */
 export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchema.parse({}));
@@ -30,6 +37,14 @@ export interface SecretsServices {
   policies: PolicyService;
   mounts: MountService;
   kv: KvService;
+  /** Auth methods (issue 28, item 5): the table and the two method types. */
+  auth: AuthMountService;
+  userpass: UserpassService;
+  approle: AppRoleService;
+  loginIssuer: LoginIssuer;
+  loginRenewal: LoginRenewalCheck;
+  /** sys/config/cors (issue 28, item 4). */
+  cors: CorsService;
   clock: Clock;
   /** Subscribes the caches to the bus (invalidation across replicas). */
   start(): Promise<void>;
@@ -47,6 +62,8 @@ export function createSecretsServices(deps: {
   clock?: Clock;
   /** The physical cache of KV data reads; default DEFAULT_ENTRY_CACHE, `maxBytes: 0` disables it. */
   cache?: EntryCacheOptions;
+  /** userpass password hashing (tests may pass cheaper argon2id parameters). */
+  passwordHasher?: PasswordHasher;
 }): SecretsServices {
   const clock = deps.clock ?? systemClock;
   const stores =
@@ -71,6 +88,16 @@ export function createSecretsServices(deps: {
   const mounts = createMountService({ storage: barrier, bus: deps.bus, now: () => clock.now(), hash });
   const kv = createKvService({ storage: barrier, dataReads: barrier.cachedView(entryStore), clock, bus: deps.bus, hash });
   const sys = createSysService({ barrier, salt, mounts, policies, tokens, kv, clock });
+  const auth = createAuthMountService({ storage: barrier, bus: deps.bus });
+  barrier.onUnseal(() => auth.load());
+  barrier.onSeal(() => auth.clear());
+  const userpass = createUserpassService({ storage: barrier, hasher: deps.passwordHasher ?? createPasswordHasher() });
+  const approle = createAppRoleService({ storage: barrier, hash, now: () => clock.now() });
+  const loginIssuer = createLoginIssuer({ tokens });
+  const loginRenewal = createLoginRenewalCheck({ auth, userpass, approle });
+  const cors = createCorsService({ storage: barrier, bus: deps.bus });
+  barrier.onUnseal(() => cors.load());
+  barrier.onSeal(() => cors.clear());
   return {
     barrier,
     physicalCache: entryStore,
@@ -80,6 +107,12 @@ export function createSecretsServices(deps: {
     policies,
     mounts,
     kv,
+    auth,
+    userpass,
+    approle,
+    loginIssuer,
+    loginRenewal,
+    cors,
     clock,
     async start() {
       await entryStore.start();
@@ -87,6 +120,8 @@ export function createSecretsServices(deps: {
       await policies.start();
       await mounts.start();
       await kv.start();
+      await auth.start();
+      await cors.start();
     },
     stop() {
       entryStore.stop();

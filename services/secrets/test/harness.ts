@@ -26,6 +26,7 @@ export function testListenerConfig(overrides: Partial<ListenerConfig> = {}): Lis
     maxRequestBytes: 32 * 1024 * 1024,
     customHeaders: compileCustomHeaders(undefined),
     requireRequestHeader: false,
+    tls: null,
     ...overrides,
   };
 }

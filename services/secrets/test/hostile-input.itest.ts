@@ -24,6 +24,8 @@ beforeAll(async () => {
   unsealKey = init.keys[0] as string;
   listener = await createListener(h.app, { port: 0, host: '127.0.0.1' });
   await request(h.app).post('/v1/sys/mounts/kv1').set('X-Vault-Token', root).send({ type: 'kv', options: { version: '1' } }).expect(204);
+  await request(h.app).post('/v1/sys/auth/userpass').set('X-Vault-Token', root).send({ type: 'userpass' }).expect(204);
+  await request(h.app).post('/v1/sys/auth/approle').set('X-Vault-Token', root).send({ type: 'approle' }).expect(204);
   await request(h.app).post('/v1/secret/data/known').set('X-Vault-Token', root).send({ data: { v: 'known-good' } }).expect(200);
   await ensureSweepToken();
 });
@@ -44,11 +46,12 @@ async function heal(): Promise<void> {
   await ensureSweepToken();
 }
 
-const MOUNT_OF_TABLE: Record<string, string> = { 'kv-v1': 'kv1', 'kv-v2': 'secret' };
+const MOUNT_OF_TABLE: Record<string, string> = { 'kv-v1': 'kv1', 'kv-v2': 'secret', 'auth-userpass': 'userpass', 'auth-approle': 'approle' };
 
 function paramValue(route: SweepRoute, name: string, glob: boolean): string {
   if (name === 'mount') return MOUNT_OF_TABLE[route.label] ?? 'secret';
   if (route.pattern === '/v1/sys/mounts/:path/tune') return 'secret';
+  if (route.pattern === '/v1/sys/auth/:path/tune') return 'userpass';
   return glob ? 'sweep/a' : 'sweep';
 }
 
@@ -73,9 +76,9 @@ function vaultShape(res: SweepResponse): string | undefined {
 describe('hostile input sweep', () => {
   it('enumerates the routes of every table the /v1 handler dispatches to', () => {
     const labels = mountedPathTables(h.app).map((t) => t.label);
-    expect(labels).toEqual(['sys-raw', 'sys', 'token', 'kv-v1', 'kv-v2']);
+    expect(labels).toEqual(['sys-raw', 'sys', 'token', 'kv-v1', 'kv-v2', 'auth-userpass', 'auth-approle']);
     const patterns = new Set(sweepRoutes(h.app).map((r) => r.pattern));
-    for (const p of ['/v1/sys/init', '/v1/sys/mounts/*path', '/v1/auth/token/create', '/v1/:mount/data/*path', '/v1/:mount/*path']) expect(patterns.has(p)).toBe(true);
+    for (const p of ['/v1/sys/init', '/v1/sys/mounts/*path', '/v1/auth/token/create', '/v1/:mount/data/*path', '/v1/:mount/*path', '/v1/auth/:mount/login/:username', '/v1/auth/:mount/login', '/v1/sys/auth/*path']) expect(patterns.has(p)).toBe(true);
   });
 
   it('never answers 5xx or outside the Vault error shape', async () => {

@@ -99,6 +99,7 @@ describe('listener behaviour', () => {
       `
 listener "tcp" {
   address = "127.0.0.1:0"
+  tls_disable = true
   max_request_size = 1024
   require_request_header = true
   custom_response_headers {

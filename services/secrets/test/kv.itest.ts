@@ -230,9 +230,14 @@ describe('KV engines', () => {
       expect(r.body.data.version).toBe(2);
       r = await request(h.app).get('/v1/secret/data/patchme').set(as(root));
       expect(r.body.data.data).toEqual({ a: 1, b: 2, nested: { x: 1 } });
+      // Issue 28, item 4: the spec's error body where Vault sends none.
       r = await request(h.app).patch('/v1/secret/data/absent').set(as(root)).set('Content-Type', 'application/merge-patch+json').send('{"data":{"a":1}}');
       expect(r.status).toBe(404);
-      expect(r.text).toBe('');
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.body).toEqual({ errors: [] });
+      r = await request(h.app).patch('/v1/secret/metadata/absent').set(as(root)).set('Content-Type', 'application/merge-patch+json').send('{"max_versions":3}');
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ errors: [] });
     });
 
     it('subkeys', async () => {

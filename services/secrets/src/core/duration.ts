@@ -2,6 +2,7 @@
 // ("1h30m", "90s"; a bare number string is seconds). Rendering follows Go's
 // time.Duration.String() for the fields Vault prints that way (`delete_version_after`).
 import { parseDuration } from '@selfstack/config';
+import { AppError } from '@selfstack/errors';
 
 /** Seconds (rounded down) or throws a RangeError with a message naming the input. */
 export function parseSeconds(value: unknown): number {
@@ -58,4 +59,17 @@ function rfc3339Slow(ms: number): string {
   if (dot === -1) return iso;
   while (end > dot + 1 && iso.charCodeAt(end - 1) === 48) end--;
   return end === dot + 1 ? `${iso.slice(0, dot)}Z` : `${iso.slice(0, end)}Z`;
+}
+
+/**
+ * A duration field of a request (seconds or a Go duration string) as seconds; undefined
+ * when absent; a 400 naming the field when it is not a duration.
+ */
+export function secondsField(value: unknown, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseSeconds(value);
+  } catch {
+    throw new AppError(400, [`invalid value for ${JSON.stringify(field)}: ${JSON.stringify(value)}`]);
+  }
 }

@@ -72,8 +72,14 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
   if (result instanceof Reply) {
     const body = result.body as LogicalResponse['init'] | undefined;
     if (body === undefined) {
-      res.statusCode = result.status;
-      res.end();
+      // Vault answers a merge-patch of a missing key or metadata 404 with no body; the spec
+      // says every status >= 400 carries `{"errors":[...]}` (issue 28, item 4), as Vault's
+      // own missing reads do.
+      if (result.status >= 400) sendJson(res, result.status, '{"errors":[]}\n');
+      else {
+        res.statusCode = result.status;
+        res.end();
+      }
       return;
     }
     sendJson(res, result.status, `${stringifyWithRaw(envelope(ctx, body))}\n`);

@@ -2,6 +2,7 @@
 // dispatcher as `ctx.extra` (mount, token, ACL).
 import { definePathFor, type OperationContext, type RequestContext, type FieldMap, type PathSpec } from '@selfstack/http-kit';
 import type { Acl } from '../features/policies/acl';
+import type { AuthMountEntry } from '../features/auth/auth-mounts.types';
 import type { MountEntry } from '../features/mounts/mounts.types';
 import type { TokenEntry } from '../features/tokens/tokens.types';
 
@@ -15,7 +16,9 @@ export interface SecretsExtra {
   mount: MountEntry | null;
   /** `sys/`, `auth/token/`, or the mount path. */
   mountPath: string;
-  /** Envelope `mount_type`: `system`, `token`, `kv`. */
+  /** The auth method of an `auth/<path>/` route (issue 28, item 5). */
+  authMount?: AuthMountEntry;
+  /** Envelope `mount_type`: `system`, `token`, `kv`, `userpass`, `approle`. */
   mountType: string;
 }
 

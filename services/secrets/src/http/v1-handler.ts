@@ -20,9 +20,15 @@ import { CAP, type CapabilityName } from '../features/policies/acl';
 import { createKvV1Paths, createKvV2Paths } from '../features/kv/kv.paths';
 import { createSysPaths, createSysRawPaths } from '../features/sys/sys.paths';
 import { createTokenPaths } from '../features/tokens/tokens.paths';
+import { createAuthMountPaths } from '../features/auth/auth-mounts.paths';
+import { createCorsPaths } from '../features/cors/cors.paths';
+import type { AuthMountEntry, AuthType } from '../features/auth/auth-mounts.types';
+import { createUserpassPaths } from '../features/userpass/userpass.paths';
+import { createAppRolePaths } from '../features/approle/approle.paths';
 import type { SecretsServices } from '../services';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
+import { API_METHODS } from './client-errors';
 import { writeLogical, writeRaw } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
 
@@ -74,6 +80,8 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   const authorize = (ctx: SecretsRequestContext): Promise<void> | undefined => {
     const x = ctx.extra;
     const acl = x.acl;
+    // A login (issue 28, item 5): routed here without a token only for specs that say so.
+    if (ctx.spec.unauthenticated && x.token === null) return;
     if (!acl) throw permissionDenied();
     if (needsNoCapability(x, ctx.path)) return;
     const full = aclPath(ctx);
@@ -114,10 +122,27 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     unsupportedOperation: () => new AppError(405, []),
     invalidRequest: () => new AppError(400, []),
   });
-  const sys = createDispatcher(createSysPaths({ sys: services.sys, mounts, policies }), { ...common, prefix: '/v1/sys' });
-  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now() }), { ...common, prefix: '/v1/auth/token' });
+  const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens }), ...createCorsPaths({ cors: services.cors })];
+  const sys = createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' });
+  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now(), checkRenewal: services.loginRenewal }), { ...common, prefix: '/v1/auth/token' });
   const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
   const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
+  // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.
+  const authMethods: Record<AuthType, Dispatcher<SecretsExtra>> = {
+    userpass: createDispatcher(createUserpassPaths({ userpass: services.userpass, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
+    approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
+  };
+  const serveAuth = (am: AuthMountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
+    run(authMethods[am.type], { ...x, mount: null, authMount: am, mountPath: `auth/${am.path}`, mountType: am.type }, req, res, done, path.slice(5 + am.path.length));
+  /** Whether a request may be a login (a write under an auth method other than token). */
+  const mayBeLogin = (req: Request, path: string): boolean =>
+    (req.method === 'POST' || req.method === 'PUT') && path.startsWith('auth/') && !path.startsWith('auth/token/');
+  /** The auth method of a login request (a write to a path its table marks unauthenticated). */
+  const loginMethod = async (path: string): Promise<AuthMountEntry | undefined> => {
+    const am = await services.auth.resolve(path);
+    if (!am) return undefined;
+    return authMethods[am.type].table.match(path.slice(5 + am.path.length))?.spec.unauthenticated ? am : undefined;
+  };
 
   const run = (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string): Promise<void> => {
     (res.locals as Record<string, unknown>)[EXTRA_KEY] = extra;
@@ -141,6 +166,8 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     { prefix: '/v1/auth/token', table: token.table, label: 'token' },
     { prefix: '/v1/:mount', table: kv1.table, label: 'kv-v1' },
     { prefix: '/v1/:mount', table: kv2.table, label: 'kv-v2' },
+    { prefix: '/v1/auth/:mount', table: authMethods.userpass.table, label: 'auth-userpass' },
+    { prefix: '/v1/auth/:mount', table: authMethods.approle.table, label: 'auth-approle' },
   ] as MountedTable[];
 
   const handler: RequestHandler = async (req, res, next) => {
@@ -149,9 +176,11 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     try {
       // Reference §9: an HTTP method Vault does not know (not in the kit's method table) is
       // 405 with an empty error list.
-      if (methodOperation(req.method) === undefined) throw new AppError(405, []);
-      if (options.requireRequestHeader && req.headers['x-secrets-request'] === undefined && req.headers['x-vault-request'] === undefined) {
-        throw new AppError(412, ["missing 'X-Secrets-Request' header"]);
+      if (methodOperation(req.method) === undefined) throw new AppError(405, [], { headers: { Allow: API_METHODS } });
+      // Spec "General request rules" 6: the header's value is `true` (Vault Agent compares
+      // it exactly); `false`, `0` or `yes` do not pass.
+      if (options.requireRequestHeader && (req.headers['x-secrets-request'] ?? req.headers['x-vault-request']) !== 'true') {
+        throw new AppError(412, ["missing 'X-Secrets-Request' header: it must be sent with the value true"]);
       }
       // Decoded once, here (routing needs the mount): the dispatcher takes it as it is.
       const path = decodePath(req.path.slice(1));
@@ -174,6 +203,13 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         throw sealedError();
       }
 
+      // Logins need no token (spec "Authentication" 2): served before the token check.
+      const login = mayBeLogin(req, path) ? await loginMethod(path) : undefined;
+      if (login) {
+        if (hasPeriodSegment(path)) throw unsupportedPath();
+        await serveAuth(login, { token: null, tokenId: '', acl: null }, req, res, next, path);
+        return;
+      }
       // Cached tokens and ACLs are taken without waiting; the rest is loaded.
       const tokenId = requestToken(req.headers, TOKEN_HEADERS) ?? '';
       if (tokenId === '') throw missingToken();
@@ -190,6 +226,16 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
       if (path === 'auth/token' || path.startsWith('auth/token/')) {
         await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
+        return;
+      }
+      if (path.startsWith('auth/')) {
+        let am = services.auth.match(path);
+        if (!am) {
+          if (!acl.allows(path, operationOf(req))) throw permissionDenied();
+          am = await services.auth.resolve(path);
+          if (!am) throw noRoute(path);
+        }
+        await serveAuth(am, base, req, res, next, path);
         return;
       }
       let mount = mounts.match(path);

@@ -1,7 +1,7 @@
 // Administration (issue 5 item 1): what the admin CLI and the bootstrap admin do. No
 // HTTP routes: these operations need shell access to the deployment's configuration.
 import { renderMarkdown } from '../../shared/markdown';
-import type { PasswordHasher } from '../../shared/password';
+import type { PasswordHasher } from '@selfstack/password';
 import { DuplicateError, type AccountStore } from '../accounts/accounts.store';
 import { usernameProblem, type AccountRecord, type BillingState } from '../accounts/accounts.types';
 import type { AuthStore, OutboxRecord } from '../auth/auth.store';

@@ -3,7 +3,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { AppError, ForbiddenError, UnauthorizedError } from '@selfstack/errors';
 import type { Logger } from '@selfstack/logger';
-import type { PasswordHasher } from '../../shared/password';
+import type { PasswordHasher } from '@selfstack/password';
 import type { AccountStore } from '../accounts/accounts.store';
 import type { AccountRecord, Actor } from '../accounts/accounts.types';
 import { requireActor, type TokenState } from '../accounts/access';

@@ -5,27 +5,22 @@
 import { z } from 'zod';
 import { Reply } from '@selfstack/http-kit';
 import { badRequest, notFound, SecretsError } from '../../core/errors';
-import { parseSeconds } from '../../core/duration';
+import { secondsField } from '../../core/duration';
 import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsPathSpec } from '../../http/request-context';
 import type { MountService } from '../mounts/mounts.service';
 import type { MountEntry } from '../mounts/mounts.types';
 import { normalisePolicyName, type PolicyService } from '../policies/policies.service';
 import type { SysService } from './sys.service';
+import { authMountListing } from '../auth/auth-mounts.paths';
+import type { AuthMountService } from '../auth/auth-mounts.service';
 
 const int = z.number().int();
 const bool = z.boolean();
 const str = z.string();
 const durationField = z.union([z.number(), z.string()]);
 
-function seconds(value: unknown, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseSeconds(value);
-  } catch {
-    throw badRequest(`invalid value for ${JSON.stringify(field)}: ${JSON.stringify(value)}`);
-  }
-}
+const seconds = secondsField;
 
 export function createSysRawPaths(deps: { sys: SysService }): SecretsPathSpec[] {
   const { sys } = deps;
@@ -160,20 +155,6 @@ export function renderMount(m: MountEntry): Record<string, unknown> {
   };
 }
 
-const TOKEN_AUTH_MOUNT = {
-  accessor: 'auth_token_00000000',
-  config: { default_lease_ttl: 0, force_no_cache: false, max_lease_ttl: 0, token_type: 'default-service' },
-  description: 'token based credentials',
-  external_entropy_access: false,
-  local: false,
-  options: null,
-  plugin_version: '',
-  running_plugin_version: 'v1.15.0+builtin.vault',
-  running_sha256: '',
-  seal_wrap: false,
-  type: 'token',
-  uuid: '00000000-0000-0000-0000-000000000001',
-};
 
 function tuneBody(m: MountEntry): Record<string, unknown> {
   return {
@@ -185,8 +166,8 @@ function tuneBody(m: MountEntry): Record<string, unknown> {
   };
 }
 
-export function createSysPaths(deps: { sys: SysService; mounts: MountService; policies: PolicyService }): SecretsPathSpec[] {
-  const { sys, mounts, policies } = deps;
+export function createSysPaths(deps: { sys: SysService; mounts: MountService; policies: PolicyService; auth: AuthMountService }): SecretsPathSpec[] {
+  const { sys, mounts, policies, auth } = deps;
 
   const mountFields = {
     path: { schema: str, in: 'path', required: true, description: 'Mount path (`secret/`); `<path>/tune` reads or tunes it.' },
@@ -288,13 +269,6 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
         async delete(ctx) {
           await mounts.disable(ctx.data.path);
         },
-      },
-    }),
-    secretsPath({
-      pattern: 'auth',
-      summary: 'List the enabled auth methods (token only).',
-      operations: {
-        read: () => respondWith({ data: { 'token/': TOKEN_AUTH_MOUNT }, injectTopLevel: true }),
       },
     }),
     secretsPath({
@@ -414,8 +388,10 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
             await mounts.refresh();
             const secret: Record<string, unknown> = {};
             for (const m of mounts.list()) if (reaches(m.path)) secret[m.path] = renderMount(m);
-            const auth: Record<string, unknown> = reaches('auth/token/') ? { 'token/': TOKEN_AUTH_MOUNT } : {};
-            return respondWith({ data: { auth, secret } });
+            await auth.refresh();
+            const methods: Record<string, unknown> = {};
+            for (const [path, entry] of Object.entries(authMountListing(auth))) if (reaches(`auth/${path}`)) methods[path] = entry;
+            return respondWith({ data: { auth: methods, secret } });
           }
           const m = await mounts.resolve(ctx.data.path);
           if (!m || !reaches(m.path)) {

@@ -2,7 +2,7 @@
 // Vault's field order; lookups answer the token's properties under `data`.
 import { z } from 'zod';
 import { badRequest, invalidToken, notFound, permissionDenied } from '../../core/errors';
-import { parseSeconds, rfc3339 } from '../../core/duration';
+import { rfc3339, secondsField } from '../../core/duration';
 import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsOpContext, type SecretsPathSpec } from '../../http/request-context';
 import type { PolicyService } from '../policies/policies.service';
@@ -14,14 +14,7 @@ const bool = z.boolean();
 const durationField = z.union([z.number(), z.string()]);
 const listField = z.union([z.array(str), str]);
 
-function seconds(value: unknown, field: string): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseSeconds(value);
-  } catch {
-    throw badRequest(`invalid value for ${JSON.stringify(field)}: ${JSON.stringify(value)}`);
-  }
-}
+const seconds = secondsField;
 
 export function remainingTtl(entry: TokenEntry, now: number): number {
   return entry.expireTime === null ? 0 : Math.max(0, Math.floor((entry.expireTime - now) / 1000));
@@ -71,8 +64,14 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
   return Object.fromEntries(Object.entries(data).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyService; now: () => number }): SecretsPathSpec[] {
-  const { tokens, policies, now } = deps;
+export function createTokenPaths(deps: {
+  tokens: TokenService;
+  policies: PolicyService;
+  now: () => number;
+  /** Refuses renewing a login's token whose user or role is gone or changed (issue 28, item 5). */
+  checkRenewal?: (entry: TokenEntry) => Promise<void>;
+}): SecretsPathSpec[] {
+  const { tokens, policies, now, checkRenewal } = deps;
 
   const createFields = {
     id: { schema: str, in: 'body', description: 'Token id (root or sudo only).' },
@@ -138,6 +137,7 @@ export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyS
   const self = (ctx: SecretsOpContext): { id: string; entry: TokenEntry } => ({ id: ctx.extra.tokenId, entry: ctx.extra.token as TokenEntry });
 
   const renew = async (id: string, entry: TokenEntry, increment: unknown) => {
+    if (checkRenewal) await checkRenewal(entry);
     const updated = await tokens.renew(entry, seconds(increment, 'increment') ?? 0);
     return respondWith({ auth: authBlock(id, updated) });
   };
@@ -224,6 +224,7 @@ export function createTokenPaths(deps: { tokens: TokenService; policies: PolicyS
       operations: {
         async update(ctx) {
           const entry = await byAccessor(ctx.data.accessor);
+          if (checkRenewal) await checkRenewal(entry);
           const updated = await tokens.renew(entry, seconds(ctx.data.increment, 'increment') ?? 0);
           const auth = authBlock('', updated);
           return respondWith({ auth });

@@ -38,6 +38,8 @@ export interface TokenService {
   use(entry: TokenEntry): Promise<TokenEntry>;
   /** Accessors of every live token (sorted), for `LIST auth/token/accessors`. */
   listAccessors(): Promise<string[]>;
+  /** Revokes every token a login on the auth mount `uuid` issued (the mount is being disabled). */
+  revokeByAuthMount(uuid: string): Promise<number>;
   clearCache(): void;
   start(): Promise<void>;
 }
@@ -131,6 +133,8 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
     if (ttl === 0 && !(policies.length === 1 && policies[0] === 'root')) ttl = SYSTEM_DEFAULT_TTL;
     if (ttl === 0 && explicitMax > 0) ttl = explicitMax;
     if (explicitMax > 0 && ttl > explicitMax) ttl = explicitMax;
+    const loginMax = params.login?.maxTtl ?? 0;
+    if (loginMax > 0 && ttl > loginMax) ttl = loginMax;
     if (ttl > SYSTEM_MAX_TTL) ttl = SYSTEM_MAX_TTL;
     return ttl;
   }
@@ -194,7 +198,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         accessor: base62(24),
         policies,
         meta: params.meta && Object.keys(params.meta).length > 0 ? params.meta : null,
-        displayName: displayNameOf(params.displayName),
+        displayName: params.login ? params.login.displayName : displayNameOf(params.displayName),
         numUses: params.numUses ?? 0,
         creationTime: Math.floor(now / 1000),
         creationTtl: ttl,
@@ -203,9 +207,10 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         expireTime: ttl > 0 || (!orphan && parent.expireTime !== null) ? now + ttl * 1000 : null,
         renewable: ttl > 0 ? params.renewable ?? true : false,
         parent: orphan ? null : parent.hash,
-        path: params.viaOrphanEndpoint ? 'auth/token/create-orphan' : 'auth/token/create',
+        path: params.login ? params.login.path : params.viaOrphanEndpoint ? 'auth/token/create-orphan' : 'auth/token/create',
         issueTimeMs: now,
         lastRenewalMs: null,
+        ...(params.login ? { authMount: params.login.authMount, ...(params.login.maxTtl > 0 ? { maxTtl: params.login.maxTtl } : {}) } : {}),
       };
       try {
         await storage.transaction(async (tx) => {
@@ -257,6 +262,8 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         let ttl = increment > 0 ? increment : current.creationTtl;
         const limits = [current.creationTime * 1000 + SYSTEM_MAX_TTL * 1000];
         if (current.explicitMaxTtl > 0) limits.push(current.creationTime * 1000 + current.explicitMaxTtl * 1000);
+        // A login token's role, user or mount maximum (issue 28, item 5).
+        if ((current.maxTtl ?? 0) > 0) limits.push(current.creationTime * 1000 + (current.maxTtl as number) * 1000);
         if (current.parent) {
           const parentRaw = await tx.get(ID_PREFIX + current.parent);
           const parentEntry = parentRaw ? decode(parentRaw) : null;
@@ -336,6 +343,23 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         }
       }
       return out.sort();
+    },
+
+    async revokeByAuthMount(uuid) {
+      // Disabling an auth method is rare; a scan of the token index is acceptable there
+      // (Vault revokes by the login path prefix the same way).
+      const paths = await storage.list(ID_PREFIX);
+      let revoked = 0;
+      for (let i = 0; i < paths.length; i += 500) {
+        const rows = await storage.getMany(paths.slice(i, i + 500));
+        for (const raw of rows.values()) {
+          const e = decode(raw);
+          if (e.authMount !== uuid) continue;
+          await revokeTree(e.hash);
+          revoked++;
+        }
+      }
+      return revoked;
     },
 
     clearCache: () => drop(null),

@@ -23,6 +23,13 @@ export interface TokenEntry {
   readonly path: string;
   readonly issueTimeMs: number;
   lastRenewalMs: number | null;
+  /**
+   * Tokens issued by a login (issue 28, item 5): the auth mount's uuid, so disabling the
+   * mount revokes them, and the renewal cap (seconds from creation) of the role, user or
+   * mount (`token_max_ttl`, the mount's `max_lease_ttl`). Absent on other tokens.
+   */
+  readonly authMount?: string;
+  readonly maxTtl?: number;
 }
 
 export interface TokenCreateParams {
@@ -39,6 +46,12 @@ export interface TokenCreateParams {
   type?: string;
   /** Created through auth/token/create-orphan: orphan without sudo. */
   viaOrphanEndpoint?: boolean;
+  /**
+   * Issued by a login (issue 28, item 5): the login path (`auth/userpass/login/alice`),
+   * the display name as it is (`userpass-alice`, not prefixed with `token-`), the auth
+   * mount's uuid and the renewal cap in seconds (0 = the system maximum only).
+   */
+  login?: { path: string; displayName: string; authMount: string; maxTtl: number };
 }
 
 /** The caller of a token operation: its entry (null only for internal/bootstrap calls). */

@@ -1,4 +1,4 @@
-import { createPasswordHasher } from './password';
+import { createPasswordHasher } from '../src';
 
 describe('password hasher', () => {
   const hasher = createPasswordHasher({ memoryKiB: 1024, iterations: 1, parallelism: 1 });
@@ -25,5 +25,12 @@ describe('password hasher', () => {
     const encoded = await strong.hash('pw');
     expect(encoded).toContain('m=19456,t=2,p=1');
     expect(await hasher.verify('pw', encoded)).toBe(true);
+  });
+
+  it('hashes off the event loop: other callbacks run while a hash is computed', async () => {
+    const order: string[] = [];
+    setImmediate(() => order.push('event loop turn'));
+    await createPasswordHasher().hash('pw').then(() => order.push('hashed'));
+    expect(order).toEqual(['event loop turn', 'hashed']);
   });
 });
