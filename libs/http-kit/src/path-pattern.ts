@@ -1,6 +1,9 @@
 // Pattern syntax of a PathSpec: `/`-separated segments; `:name` matches one non-empty
-// segment; a trailing `*name` matches the rest of the path (slashes included, possibly
-// empty), which is what KV paths such as `data/*path` need.
+// segment; `+name` matches one or more segments, slashes included, anywhere in the
+// pattern (greedy: in `job/+id/versions` the ID is everything before the last
+// `/versions`, which is how Nomad finds job IDs that contain slashes, such as a periodic
+// job's children); a trailing `*name` matches the rest of the path (slashes included,
+// possibly empty), which is what KV paths such as `data/*path` need.
 
 export interface CompiledPattern {
   pattern: string;
@@ -50,6 +53,14 @@ export function compilePattern(rawPattern: string): CompiledPattern {
       vault += `${sep}(?P<${name}>.*)`;
       openApi.push(`{${name}}`);
       hasGlob = true;
+      seenParam = true;
+    } else if (segment.startsWith('+')) {
+      const name = segment.slice(1);
+      if (!NAME_RE.test(name)) throw new Error(`pattern "${rawPattern}": invalid parameter name "${name}"`);
+      paramNames.push(name);
+      source += `${sep}(.+)`;
+      vault += `${sep}(?P<${name}>.+)`;
+      openApi.push(`{${name}}`);
       seenParam = true;
     } else if (segment.startsWith(':')) {
       const name = segment.slice(1);

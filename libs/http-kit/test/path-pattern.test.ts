@@ -67,3 +67,20 @@ describe('weak decoding', () => {
     expect(coerceValue({ a: 1 }, coercionKindOf(z.record(z.string(), z.unknown())))).toEqual({ a: 1 });
   });
 });
+
+describe('+name: one or more segments, anywhere', () => {
+  it('takes slashes and is greedy up to a literal suffix', () => {
+    const sub = compilePattern('job/+id/versions');
+    expect(matchPattern(sub, 'job/web/versions')).toEqual({ id: 'web' });
+    expect(matchPattern(sub, 'job/nightly/periodic-1700000000/versions')).toEqual({ id: 'nightly/periodic-1700000000' });
+    expect(matchPattern(sub, 'job//versions')).toBeUndefined();
+    expect(matchPattern(sub, 'job/versions')).toBeUndefined();
+    const bare = compilePattern('job/+id');
+    expect(matchPattern(bare, 'job/report/dispatch-1700000000-0a1b2c3d')).toEqual({ id: 'report/dispatch-1700000000-0a1b2c3d' });
+    expect(matchPattern(bare, 'job/')).toBeUndefined();
+    expect(bare.openApiPath).toBe('/job/{id}');
+    expect(sub.vaultRegex).toBe('^job/(?P<id>.+)/versions/?$');
+    expect(() => compilePattern('job/+bad-name')).toThrow(/invalid parameter name/);
+  });
+});
+

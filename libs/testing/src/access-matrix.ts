@@ -187,7 +187,7 @@ export function forAllowed<C extends string>(
 
 /** `pattern` with its `:name` / `*name` parameters replaced by `values` (sent as they are). */
 export function fillPattern(pattern: string, values: Readonly<Record<string, string>>): string {
-  return pattern.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, (token, name: string) => {
+  return pattern.replace(/[:*+]([A-Za-z_][A-Za-z0-9_]*)/g, (token, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`no value for parameter ${token} of ${pattern}`);
     return value;

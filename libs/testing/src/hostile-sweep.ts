@@ -65,8 +65,8 @@ export function sweepRoutes(app: object, tables: readonly MountedTable[] = mount
       const pattern = entry.compiled.pattern === '' ? prefix || '/' : `${prefix}/${entry.compiled.pattern}`;
       const params = entry.compiled.pattern
         .split('/')
-        .filter((s) => s.startsWith(':') || s.startsWith('*'))
-        .map((s) => ({ name: s.slice(1), glob: s.startsWith('*') }));
+        .filter((s) => s.startsWith(':') || s.startsWith('*') || s.startsWith('+'))
+        .map((s) => ({ name: s.slice(1), glob: s.startsWith('*') || s.startsWith('+') }));
       for (const method of methods) {
         out.push({
           method,
@@ -134,10 +134,10 @@ const WRITES = new Set(['PUT', 'POST', 'PATCH']);
 
 function fillPath(route: SweepRoute, options: CaseOptions, override?: { name: string; value: string }): string {
   let out = route.pattern;
-  const all = [...(route.pattern.match(/[:*][A-Za-z_][A-Za-z0-9_]*/g) ?? [])];
+  const all = [...(route.pattern.match(/[:*+][A-Za-z_][A-Za-z0-9_]*/g) ?? [])];
   for (const token of all) {
     const name = token.slice(1);
-    const glob = token.startsWith('*');
+    const glob = token.startsWith('*') || token.startsWith('+');
     const value = override && override.name === name ? override.value : options.paramValue(route, name, glob);
     out = out.replace(token, value);
   }

@@ -28,6 +28,8 @@ export type { SchedulerConfig } from './compose';
 export function schedulerPaths(deps: Pick<SchedulerAppDeps, 'services' | 'config'>): AnyPathSpec<RequestExtra>[] {
   const { services, config } = deps;
   return [
+    // Before jobPaths: its `job/+id` takes any path under job/ that no suffix route claims.
+    ...jobOperationPaths(services.jobOperations),
     ...jobPaths(services.jobs),
     ...nodePaths(services.nodes),
     ...allocationPaths(services.allocations),
@@ -37,7 +39,6 @@ export function schedulerPaths(deps: Pick<SchedulerAppDeps, 'services' | 'config
     ...aclPaths(services.acl),
     ...eventPaths(services.events),
     ...enginePaths(services.clientUpdates),
-    ...jobOperationPaths(services.jobOperations),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

@@ -152,25 +152,25 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'GET,HEAD /v1/jobs', path: '/v1/jobs?namespace=*', expect: anyIdentity(200), note: 'all namespaces: filtered to what the caller may list' },
   { route: 'PUT,POST /v1/jobs', body: (c) => ({ Job: minimalJob(per('reg')(c)) }), expect: allow(200, 'submit-job') },
   { route: 'PUT,POST /v1/jobs', body: (c) => ({ Job: minimalJob(per('reg')(c), { Namespace: 'other' }) }), expect: allow(200, 'deny', 'wrong-ns') },
-  { route: 'GET,HEAD /v1/job/:id', path: '/v1/job/web', expect: allow(200, ...READ) },
-  { route: 'GET,HEAD /v1/job/:id', path: '/v1/job/elsewhere?namespace=other', expect: allow(200, 'ns-star', 'deny', 'wrong-ns') },
-  { route: 'PUT,POST /v1/job/:id', path: (c) => `/v1/job/${per('upd')(c)}`, body: (c) => ({ Job: minimalJob(per('upd')(c)) }), expect: allow(200, 'submit-job') },
+  { route: 'GET,HEAD /v1/job/+id', path: '/v1/job/web', expect: allow(200, ...READ) },
+  { route: 'GET,HEAD /v1/job/+id', path: '/v1/job/elsewhere?namespace=other', expect: allow(200, 'ns-star', 'deny', 'wrong-ns') },
+  { route: 'PUT,POST /v1/job/+id', path: (c) => `/v1/job/${per('upd')(c)}`, body: (c) => ({ Job: minimalJob(per('upd')(c)) }), expect: allow(200, 'submit-job') },
   {
-    route: 'DELETE /v1/job/:id',
+    route: 'DELETE /v1/job/+id',
     path: (c) => `/v1/job/${per('stop')(c)}`,
     setup: forAllowed(async (c) => void (await registerJob(h.app, minimalJob(per('stop')(c)), mgmt()))),
     expect: allow(200, 'submit-job'),
     note: 'stop: submit-job',
   },
   {
-    route: 'DELETE /v1/job/:id',
+    route: 'DELETE /v1/job/+id',
     path: (c) => `/v1/job/${per('purge')(c)}?purge=true`,
     setup: forAllowed(async (c) => void (await registerJob(h.app, minimalJob(per('purge')(c)), mgmt()))),
     expect: allow(200, 'submit-job', 'purge-job'),
     note: 'purge: purge-job or submit-job',
   },
   ...['versions', 'allocations', 'evaluations', 'deployments', 'deployment', 'summary'].map(
-    (sub): AccessRow<Caller> => ({ route: `GET,HEAD /v1/job/:id/${sub}`, path: `/v1/job/web/${sub}`, expect: allow(200, ...READ) }),
+    (sub): AccessRow<Caller> => ({ route: `GET,HEAD /v1/job/+id/${sub}`, path: `/v1/job/web/${sub}`, expect: allow(200, ...READ) }),
   ),
 
   // Nodes (reference §2): node:read / node:write; registration: management or the node secret.
@@ -277,12 +277,12 @@ const ROWS: AccessRow<Caller>[] = [
   // scale status; scale-job or submit-job to scale; dispatch-job to dispatch; submit-job to
   // force a periodic launch, plan, revert and evaluate; read-job (or submit-job) to
   // validate; parse-job (or read-job, submit-job) to parse.
-  { route: 'GET,HEAD /v1/job/:id/scale', path: '/v1/job/scaled/scale', expect: allow(200, ...READ) },
+  { route: 'GET,HEAD /v1/job/+id/scale', path: '/v1/job/scaled/scale', expect: allow(200, ...READ) },
   // (`web` has a deployment running, which blocks scaling.)
-  { route: 'PUT,POST /v1/job/:id/scale', path: '/v1/job/scaled/scale', body: { Count: 1, Target: { Group: 'web' }, Message: 'matrix' }, expect: allow(200, 'submit-job') },
-  { route: 'PUT,POST /v1/job/:id/dispatch', path: '/v1/job/param/dispatch', body: {}, expect: allow(200) },
+  { route: 'PUT,POST /v1/job/+id/scale', path: '/v1/job/scaled/scale', body: { Count: 1, Target: { Group: 'web' }, Message: 'matrix' }, expect: allow(200, 'submit-job') },
+  { route: 'PUT,POST /v1/job/+id/dispatch', path: '/v1/job/param/dispatch', body: {}, expect: allow(200) },
   {
-    route: 'PUT,POST /v1/job/:id/periodic/force',
+    route: 'PUT,POST /v1/job/+id/periodic/force',
     // One periodic job per cell: launches are named by the second.
     path: '/v1/job/cron/periodic/force',
     setup: forAllowed(async (c) => {
@@ -291,9 +291,9 @@ const ROWS: AccessRow<Caller>[] = [
     }),
     expect: allow(200, 'submit-job'),
   },
-  { route: 'PUT,POST /v1/job/:id/plan', path: '/v1/job/web/plan', body: { Job: minimalJob('web') }, expect: allow(200, 'submit-job') },
+  { route: 'PUT,POST /v1/job/+id/plan', path: '/v1/job/web/plan', body: { Job: minimalJob('web') }, expect: allow(200, 'submit-job') },
   {
-    route: 'PUT,POST /v1/job/:id/revert',
+    route: 'PUT,POST /v1/job/+id/revert',
     path: (c) => `/v1/job/${per('rev')(c)}/revert`,
     setup: forAllowed(async (c) => {
       await registerJob(h.app, minimalJob(per('rev')(c)), mgmt());
@@ -302,7 +302,7 @@ const ROWS: AccessRow<Caller>[] = [
     body: { JobVersion: 0 },
     expect: allow(200, 'submit-job'),
   },
-  { route: 'PUT,POST /v1/job/:id/evaluate', path: '/v1/job/web/evaluate', body: {}, expect: allow(200, 'submit-job') },
+  { route: 'PUT,POST /v1/job/+id/evaluate', path: '/v1/job/web/evaluate', body: {}, expect: allow(200, 'submit-job') },
   { route: 'PUT,POST /v1/validate/job', body: { Job: minimalJob('validated') }, expect: allow(200, ...READ, 'submit-job') },
   { route: 'PUT,POST /v1/jobs/parse', body: { JobHCL: 'job "parsed" {\n  group "g" {\n    task "t" {\n      driver = "docker"\n    }\n  }\n}\n' }, expect: allow(200, ...READ, 'submit-job') },
   // Client agents report their allocations with the node's own SecretID (management with

@@ -197,7 +197,7 @@ async function check(specs: readonly AnyPathSpec<RequestExtra>[]): Promise<{ fin
   const findings: Finding[] = [];
   let calls = 0;
   for (const entry of table.entries as readonly CompiledPath<RequestExtra>[]) {
-    const path = `/v1/${entry.spec.pattern.replace(/:([A-Za-z_]+)/g, 'x')}`;
+    const path = `/v1/${entry.spec.pattern.replace(/[:+]([A-Za-z_]+)/g, 'x')}`;
     // Help documents paths relative to the mount, as Vault does.
     const openApiPath = entry.compiled.openApiPath;
     const methods = new Set(Object.entries(entry.spec.operations).filter(([, h]) => typeof h === 'function').map(([op]) => METHOD_OF[op as Operation]));

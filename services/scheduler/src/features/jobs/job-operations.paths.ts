@@ -19,7 +19,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
   const jobBody = (request: string) => ({ Job: jsonMember(jsonObject, `${request}.Job`, 'api.Job', 'the job, as for PUT /v1/jobs') });
   return [
     schedulerPath({
-      pattern: 'job/:id/scale',
+      pattern: 'job/+id/scale',
       summary: 'Scaling status of a job; scale a task group',
       description:
         'GET: JobScaleStatusResponse (Desired/Placed/Running/Healthy/Unhealthy and the last scaling events per group; read-job-scaling). ' +
@@ -54,7 +54,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
       },
     }),
     schedulerPath({
-      pattern: 'job/:id/dispatch',
+      pattern: 'job/+id/dispatch',
       summary: 'Dispatch a parameterized job',
       description: 'Creates the child job `<id>/dispatch-<unix>-<8 hex>` with the payload (base64, at most 16 KiB) and meta (dispatch-job).',
       fields: {
@@ -83,7 +83,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
       },
     }),
     schedulerPath({
-      pattern: 'job/:id/periodic/force',
+      pattern: 'job/+id/periodic/force',
       summary: 'Launch a periodic job now',
       description: 'Creates the child `<id>/periodic-<unix>` and its evaluation, whatever the schedule (submit-job).',
       fields: { ...WRITE_QUERY, ...id },
@@ -95,7 +95,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
       },
     }),
     schedulerPath({
-      pattern: 'job/:id/plan',
+      pattern: 'job/+id/plan',
       summary: 'Plan a job: what registering it would place, stop and update',
       description:
         'A dry run of the scheduler over the current state: Annotations.DesiredTGUpdates, FailedTGAllocs, JobModifyIndex (for EnforceIndex), Diff with "Diff": true, NextPeriodicLaunch (submit-job).',
@@ -114,7 +114,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
       },
     }),
     schedulerPath({
-      pattern: 'job/:id/revert',
+      pattern: 'job/+id/revert',
       summary: 'Revert a job to an earlier version',
       description: 'Registers version JobVersion again as the newest version (submit-job); EnforcePriorVersion checks the current one.',
       fields: {
@@ -139,7 +139,7 @@ export function jobOperationPaths(ops: JobOperationsService): AnyPathSpec<Reques
       },
     }),
     schedulerPath({
-      pattern: 'job/:id/evaluate',
+      pattern: 'job/+id/evaluate',
       summary: 'Create a new evaluation of a job',
       description: '{"EvalOptions": {"ForceReschedule": true}} also reschedules failed allocations now (submit-job).',
       fields: {

@@ -34,7 +34,73 @@ export function jobPaths(jobs: JobService): AnyPathSpec<RequestExtra>[] {
       },
     }),
     schedulerPath({
-      pattern: 'job/:id',
+      pattern: 'job/+id/versions',
+      summary: 'Versions of a job',
+      fields: { ...READ_QUERY, ...id, diffs: goBool('include diffs') },
+      operations: {
+        async read(ctx) {
+          const ns = namespaceScope(ctx).namespace;
+          return readReply(await jobs.versions(ns, ctx.params.id, ctx.query.diffs, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'job/+id/allocations',
+      summary: 'Allocations of a job',
+      fields: { ...READ_QUERY, ...id, all: goBool('include allocations of earlier job instances') },
+      operations: {
+        async read(ctx) {
+          const ns = namespaceScope(ctx).namespace;
+          return readReply(await jobs.allocations(ns, ctx.params.id, ctx.query.all, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'job/+id/evaluations',
+      summary: 'Evaluations of a job',
+      fields: { ...READ_QUERY, ...id },
+      operations: {
+        async read(ctx) {
+          return readReply(await jobs.evaluations(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'job/+id/deployments',
+      summary: 'Deployments of a job, newest first',
+      // `all` is parsed (a bad value answers as Nomad does) but changes nothing: a job's
+      // deployments are all listed.
+      fields: { ...READ_QUERY, ...id, all: goBool('include deployments of earlier job instances') },
+      operations: {
+        async read(ctx) {
+          return readReply(await jobs.deployments(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'job/+id/deployment',
+      summary: 'Latest deployment of a job (null when none)',
+      fields: { ...READ_QUERY, ...id },
+      operations: {
+        async read(ctx) {
+          return readReply(await jobs.latestDeployment(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'job/+id/summary',
+      summary: 'Summary of a job',
+      fields: { ...READ_QUERY, ...id },
+      operations: {
+        async read(ctx) {
+          return readReply(await jobs.summary(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
+        },
+      },
+    }),
+    // Last: `+id` takes slashes (a periodic or dispatched child's ID), so the routes with a
+    // known suffix must be tried first (Nomad's jobSpecificRequest matches suffixes too).
+    schedulerPath({
+      pattern: 'job/+id',
       summary: 'Read, update or deregister a job',
       fields: {
         ...READ_QUERY,
@@ -54,70 +120,6 @@ export function jobPaths(jobs: JobService): AnyPathSpec<RequestExtra>[] {
         async delete(ctx) {
           const r = await jobs.deregister(namespaceScope(ctx).namespace, ctx.params.id, ctx.query.purge, ctx.extra.identity.acl);
           return writeReply(r, r.Index);
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/versions',
-      summary: 'Versions of a job',
-      fields: { ...READ_QUERY, ...id, diffs: goBool('include diffs') },
-      operations: {
-        async read(ctx) {
-          const ns = namespaceScope(ctx).namespace;
-          return readReply(await jobs.versions(ns, ctx.params.id, ctx.query.diffs, ctx.extra.identity.acl, readOptions(ctx)));
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/allocations',
-      summary: 'Allocations of a job',
-      fields: { ...READ_QUERY, ...id, all: goBool('include allocations of earlier job instances') },
-      operations: {
-        async read(ctx) {
-          const ns = namespaceScope(ctx).namespace;
-          return readReply(await jobs.allocations(ns, ctx.params.id, ctx.query.all, ctx.extra.identity.acl, readOptions(ctx)));
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/evaluations',
-      summary: 'Evaluations of a job',
-      fields: { ...READ_QUERY, ...id },
-      operations: {
-        async read(ctx) {
-          return readReply(await jobs.evaluations(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/deployments',
-      summary: 'Deployments of a job, newest first',
-      // `all` is parsed (a bad value answers as Nomad does) but changes nothing: a job's
-      // deployments are all listed.
-      fields: { ...READ_QUERY, ...id, all: goBool('include deployments of earlier job instances') },
-      operations: {
-        async read(ctx) {
-          return readReply(await jobs.deployments(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/deployment',
-      summary: 'Latest deployment of a job (null when none)',
-      fields: { ...READ_QUERY, ...id },
-      operations: {
-        async read(ctx) {
-          return readReply(await jobs.latestDeployment(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
-        },
-      },
-    }),
-    schedulerPath({
-      pattern: 'job/:id/summary',
-      summary: 'Summary of a job',
-      fields: { ...READ_QUERY, ...id },
-      operations: {
-        async read(ctx) {
-          return readReply(await jobs.summary(namespaceScope(ctx).namespace, ctx.params.id, ctx.extra.identity.acl, readOptions(ctx)));
         },
       },
     }),
