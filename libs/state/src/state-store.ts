@@ -1,6 +1,7 @@
 // The scheduler's state store (docs/architecture.md, "State, indexes, blocking queries,
 // events"; spec: workload-scheduler "Blocking queries" and "Event stream"; reference
 // sections 0.2 and 6). Postgres is the source of truth; the bus only carries wake-ups.
+import { createHash } from 'node:crypto';
 import type { Bus } from '@selfstack/bus';
 import type { Prisma } from '@selfstack/db';
 import { StateStoreClosedError, StateWriteTimeoutError, isTransactionTimeout } from './errors';
@@ -30,6 +31,9 @@ export interface WriteContext<Tx> {
 export interface StateStore<Tx = Prisma.TransactionClient> {
   // Resolves once the process-wide bus subscription is active.
   ready(): Promise<void>;
+  // The bus channel its wake-ups go out on (`{ index, tables }` JSON), for other listeners
+  // of the same database's writes (the scheduling engine's broker).
+  wakeChannel(): Promise<string>;
   withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>): Promise<{ index: number; result: R }>;
   // Max index over `tables` (1 if none was written yet); with no tables, the global index.
   // Pass a transaction client to read it in the same snapshot as other reads.
@@ -65,7 +69,11 @@ export interface CreateStateStoreOptions<Tx extends RawSqlClient> {
   logger: StateLogger;
   // Postgres schema holding state_index, table_index and event_log.
   schema?: string;
-  // Bus channel for wake-ups (the bus adds its own prefix).
+  // Bus channel for wake-ups (the bus adds its own prefix). Default: `state:<schema>:` and
+  // a hash of the database's identity (the server's system identifier and the database
+  // name), so that stores of different databases sharing one Redis never hear each other:
+  // a wake-up carries an index a reader may answer with, which is only true of its own
+  // database.
   channel?: string;
   // Budget of one write transaction, including the wait for the counter lock
   // (Prisma's default of 5 s is too tight when writers queue on that lock).
@@ -127,6 +135,13 @@ function deferRelease(release: () => void): void {
   scheduleReleases();
 }
 
+/** `state:<schema>:<hash of this database's identity>` (see the `channel` option). */
+async function databaseChannel(db: RawSqlClient, schema: string): Promise<string> {
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(`SELECT system_identifier::text || '/' || current_database() AS "id" FROM pg_control_system()`);
+  const id = rows[0]?.id ?? '';
+  return `state:${schema}:${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
+}
+
 function parseWakeMessage(raw: string): WakeMessage | undefined {
   try {
     const parsed = JSON.parse(raw) as unknown;
@@ -142,7 +157,9 @@ function parseWakeMessage(raw: string): WakeMessage | undefined {
 export function createStateStore<Tx extends RawSqlClient>(options: CreateStateStoreOptions<Tx>): StateStore<Tx> {
   const { prisma, bus, logger } = options;
   const schema = options.schema ?? 'scheduler';
-  const channel = options.channel ?? `state:${schema}`;
+  const channelReady: Promise<string> = options.channel !== undefined ? Promise.resolve(options.channel) : databaseChannel(prisma, schema);
+  // Known once channelReady resolved (before ready() does).
+  let channel = options.channel ?? `state:${schema}`;
   const transactionTimeoutMs = options.transactionTimeoutMs ?? 15_000;
   const transactionMaxWaitMs = options.transactionMaxWaitMs ?? transactionTimeoutMs;
   const sql = buildStateSql(schema);
@@ -174,7 +191,10 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
 
   // One subscription per store (so per process), created up front: a blocking reader
   // registers its waiter on an already-active subscription before it reads.
-  const subscribed = bus.subscribe(channel, onMessage);
+  const subscribed = channelReady.then((resolved) => {
+    channel = resolved;
+    return bus.subscribe(resolved, onMessage);
+  });
   subscribed.catch((err: unknown) =>
     logger.error('state store could not subscribe to the bus', { channel, err: err instanceof Error ? err.message : String(err) }),
   );
@@ -231,7 +251,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
       waiters.wake(uniqueTables, index);
       hub.notify(index);
     });
-    bus.publish(channel, JSON.stringify({ index, tables: uniqueTables } satisfies WakeMessage)).catch((err: unknown) => {
+    channelReady.then((resolved) => bus.publish(resolved, JSON.stringify({ index, tables: uniqueTables } satisfies WakeMessage))).catch((err: unknown) => {
       logger.warn('state wake-up publish failed', { index, err: err instanceof Error ? err.message : String(err) });
     });
     return { index, result };
@@ -329,6 +349,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
 
   return {
     ready: () => readyPromise,
+    wakeChannel: () => channelReady,
     withWrite,
     currentIndex: (tables, db) => readCurrentIndex(db ?? prisma, sql, tables),
     blockingQuery,

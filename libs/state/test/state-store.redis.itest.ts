@@ -127,3 +127,39 @@ describe('state store over an unreachable Redis', () => {
     }
   });
 });
+
+describe('state store over Redis: stores of different databases on one Redis', () => {
+  jest.setTimeout(30_000);
+
+  it('never wake each other (a wake-up carries an index only true of its own database); stores of one database do', async () => {
+    const dbs = [await createTestDatabase(), await createTestDatabase()];
+    const prismas = dbs.map((db) => createPrismaClient({ url: db.url, poolSize: 3 }));
+    const buses = [makeBus(), makeBus(), makeBus()];
+    // Two processes of database A, one of database B, all on one Redis and one prefix.
+    const a1 = createStateStore({ prisma: prismas[0]!, bus: buses[0]!, logger: silentLogger });
+    const a2 = createStateStore({ prisma: prismas[0]!, bus: buses[1]!, logger: silentLogger });
+    const b = createStateStore({ prisma: prismas[1]!, bus: buses[2]!, logger: silentLogger });
+    try {
+      await Promise.all([a1.ready(), a2.ready(), b.ready()]);
+      expect(await a1.wakeChannel()).toBe(await a2.wakeChannel());
+      expect(await a1.wakeChannel()).not.toBe(await b.wakeChannel());
+      const read = (store: typeof a1) => async () => ({ index: await store.currentIndex(['jobs']), value: null });
+      const startA = await a2.currentIndex(['jobs']);
+      const startB = await b.currentIndex(['jobs']);
+      const waitA = a2.blockingQuery({ minIndex: startA, waitMs: 5_000, tables: ['jobs'] }, read(a2));
+      const waitB = b.blockingQuery({ minIndex: startB, waitMs: 1_500, tables: ['jobs'] }, read(b));
+      await sleep(100);
+      const written = await a1.withWrite(['jobs'], async () => undefined);
+      // A's other process wakes with A's write ...
+      expect((await waitA).index).toBe(written.index);
+      // ... B's reader times out with B's own index, never A's.
+      expect((await waitB).index).toBe(startB);
+    } finally {
+      for (const s of [a1, a2, b]) await s.close();
+      for (const bus of buses) await bus.close();
+      for (const p of prismas) await p.$disconnect();
+      for (const db of dbs) await db.drop();
+    }
+  });
+});
+

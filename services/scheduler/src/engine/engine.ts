@@ -129,7 +129,7 @@ export function createEngine(options: EngineOptions) {
   return {
     /** Subscribes to wake-ups, then starts the broker's worker slots and the timers. */
     async start(): Promise<void> {
-      wake = await createWakeSignal(options.bus, options.stateChannel ?? 'state:scheduler', BROKER_TABLES);
+      wake = await createWakeSignal(options.bus, options.stateChannel ?? (await options.state.wakeChannel()), BROKER_TABLES);
       broker.start();
       schedule();
     },
