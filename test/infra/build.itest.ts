@@ -1,7 +1,7 @@
 // `make build` end to end for the migration bundle: esbuild output that runs with plain
 // node (no tsx), bundles workspace code and applies every migration to a fresh database.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -14,6 +14,10 @@ const ADMIN_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5
 
 describe('scripts/build.ts', () => {
   const out = mkdtempSync(join(tmpdir(), 'selfstack-build-'));
+  // As in the image (/app/dist/<service>/main.js beside /app/node_modules): the packages are
+  // found by ordinary resolution from the bundle's ancestors, which ESM's dynamic import()
+  // (Prisma's client loads parts of itself that way) uses too; NODE_PATH alone is not.
+  symlinkSync(join(ROOT, 'node_modules'), join(out, 'node_modules'), 'dir');
   const dbName = `build_itest_${process.pid}_${Date.now()}`;
   const dbUrl = (() => {
     const u = new URL(ADMIN_URL);
@@ -40,8 +44,8 @@ describe('scripts/build.ts', () => {
     await admin.connect();
     await admin.query(`CREATE DATABASE "${dbName}"`);
     await admin.end();
-    // Run from a directory outside the repo, as in the image: only NODE_PATH finds the
-    // external packages, exactly like /app/node_modules does there.
+    // Run from a directory outside the repo, as in the image: the external packages come
+    // from the node_modules beside the bundles, exactly like /app/node_modules there.
     execFileSync(process.execPath, [join(out, 'migrate', 'main.js'), '--dir', join(ROOT, 'prisma', 'migrations')], {
       cwd: out,
       env: { PATH: process.env.PATH ?? '', DATABASE_URL: dbUrl, NODE_PATH: join(ROOT, 'node_modules') },

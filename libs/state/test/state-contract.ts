@@ -353,7 +353,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         await waitFor(() => read.settled, 1000, 'the local wake-up');
         expect(read.value?.index).toBe(index);
         // The message did go out (for other processes); this one has nothing left to wake.
-        await waitFor(() => gate.heldCount() === 1, 3000, 'the published message');
+        await waitFor(() => gate.heldCount() === 1, 3000, `the published message (held ${gate.heldCount()})`);
         gate.release(true);
       });
 
