@@ -68,6 +68,12 @@ const POLICIES_OF: Partial<Record<Caller, string[]>> = {
 const BAD_TOKEN = new Set<Caller>(['unknown', 'expired', 'revoked', 'exhausted']);
 const NO_TOKEN = new Set<Caller>(['none', 'malformed']);
 
+const PASSWORD = 'correct horse battery staple';
+let appRoleId = '';
+let appSecretId = '';
+/** A fresh secret ID of the `login` role (each destroy cell gets its own). */
+const secretId = async () => (await ok(api('post', '/v1/auth/approle/role/login/secret-id', {}), 'secret-id')).body.data as { secret_id: string; secret_id_accessor: string };
+
 let h: Harness;
 let server: TestListener;
 let root = '';
@@ -106,6 +112,15 @@ beforeAll(async () => {
     await ok(api('post', `/v1/secret/data/${key}`, { data: { v: key } }), `seed ${key}`);
   }
   for (const key of ['team/a', 'other/a']) await ok(api('post', `/v1/kv1/${key}`, { v: key }), `seed kv1 ${key}`);
+  // Auth methods: a userpass mount with two users (alice logs in, bob's password changes)
+  // and an approle mount with a role to log in with and one to change.
+  await ok(api('post', '/v1/sys/auth/userpass', { type: 'userpass' }), 'enable userpass');
+  await ok(api('post', '/v1/sys/auth/approle', { type: 'approle' }), 'enable approle');
+  await ok(api('post', '/v1/sys/auth/tunable-auth', { type: 'userpass' }), 'enable tunable-auth');
+  for (const user of ['alice', 'bob']) await ok(api('post', `/v1/auth/userpass/users/${user}`, { password: PASSWORD, policies: 'default' }), `user ${user}`);
+  for (const role of ['login', 'other']) await ok(api('post', `/v1/auth/approle/role/${role}`, { token_policies: ['default'] }), `role ${role}`);
+  appRoleId = (await ok(api('get', '/v1/auth/approle/role/login/role-id'), 'role-id')).body.data.role_id as string;
+  appSecretId = (await secretId()).secret_id;
   for (const caller of CALLERS) if (POLICIES_OF[caller]) tokens[caller] = caller === 'root' ? root : await mint(caller);
   tokens.unknown = 'hvs.AAAAAAAAAAAAAAAAAAAAAAAA';
   tokens.revoked = await mint('glob');
@@ -166,6 +181,20 @@ const ROWS: AccessRow<Caller>[] = [
     expect: ADMINS(204),
   },
   { route: 'GET,HEAD /v1/sys/auth', expect: ADMINS(200) },
+  // Every sys/auth/<path> route and sys/config/cors is root-protected (sudo), as in Vault.
+  { route: 'GET,HEAD /v1/sys/auth/:path/tune', path: '/v1/sys/auth/tunable-auth/tune', expect: SUDO(200) },
+  { route: 'PUT,POST /v1/sys/auth/:path/tune', path: '/v1/sys/auth/tunable-auth/tune', body: { description: 'tuned' }, expect: SUDO(204) },
+  { route: 'GET,HEAD /v1/sys/auth/*path', path: '/v1/sys/auth/userpass', expect: SUDO(200) },
+  { route: 'PUT,POST /v1/sys/auth/*path', path: (c) => `/v1/sys/auth/${per('a')(c)}`, body: { type: 'userpass' }, expect: SUDO(204) },
+  {
+    route: 'DELETE /v1/sys/auth/*path',
+    path: (c) => `/v1/sys/auth/${per('da')(c)}`,
+    setup: forAllowed(async (c) => void (await ok(api('post', `/v1/sys/auth/${per('da')(c)}`, { type: 'approle' }), 'auth method to disable'))),
+    expect: SUDO(204),
+  },
+  { route: 'GET,HEAD /v1/sys/config/cors', expect: SUDO(200) },
+  { route: 'PUT,POST /v1/sys/config/cors', body: { allowed_origins: ['https://console.example'] }, expect: SUDO(204) },
+  { route: 'DELETE /v1/sys/config/cors', expect: SUDO(204), note: 'disables CORS; the next PUT enables it again' },
   { route: 'GET,HEAD,LIST /v1/sys/policy', expect: ADMINS(200) },
   { route: 'GET,HEAD /v1/sys/policy/:name', path: '/v1/sys/policy/team', expect: ADMINS(200) },
   { route: 'PUT,POST /v1/sys/policy/:name', path: (c) => `/v1/sys/policy/${per('p')(c)}`, body: { policy: 'path "x" { capabilities = ["read"] }' }, expect: ADMINS(204) },
@@ -218,6 +247,74 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'PUT,POST /v1/auth/token/revoke-accessor', body: { accessor: 'no-such-accessor' }, setup: forAllowed(async () => ({ body: { accessor: (await victim()).accessor } })), expect: ADMINS(204) },
   { route: 'LIST /v1/auth/token/accessors', expect: SUDO(200), note: 'sudo (reference §5.3)' },
   { route: 'PUT,POST /v1/auth/token/revoke-orphan', body: { token: 'hvs.no-such-token' }, setup: forAllowed(async () => ({ body: { token: (await victim()).client_token } })), expect: SUDO(204) },
+
+  // Auth methods: ACL on auth/<mount>/<route>; only root holds a grant there. Logins need no
+  // token (Vault's unauthenticated paths): every caller gets the same answer.
+  { route: 'LIST /v1/auth/:mount/users', path: '/v1/auth/userpass/users', expect: { root: 200, other: 403 } },
+  { route: 'GET,HEAD /v1/auth/:mount/users/:username', path: '/v1/auth/userpass/users/alice', expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/users/:username', path: (c) => `/v1/auth/userpass/users/${per('u')(c)}`, body: { password: PASSWORD }, expect: { root: 204, other: 403 } },
+  {
+    route: 'DELETE /v1/auth/:mount/users/:username',
+    path: (c) => `/v1/auth/userpass/users/${per('du')(c)}`,
+    setup: forAllowed(async (c) => void (await ok(api('post', `/v1/auth/userpass/users/${per('du')(c)}`, { password: PASSWORD }), 'user to delete'))),
+    expect: { root: 204, other: 403 },
+  },
+  { route: 'PUT,POST /v1/auth/:mount/users/:username/password', path: '/v1/auth/userpass/users/bob/password', body: { password: PASSWORD }, expect: { root: 204, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/users/:username/policies', path: '/v1/auth/userpass/users/bob/policies', body: { policies: 'default' }, expect: { root: 204, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/login/:username', path: '/v1/auth/userpass/login/alice', body: { password: PASSWORD }, expect: ANYONE(200) },
+  { route: 'PUT,POST /v1/auth/:mount/login/:username', path: '/v1/auth/userpass/login/alice', body: { password: 'wrong' }, expect: ANYONE(400), note: 'a wrong password, whoever asks' },
+  { route: 'LIST /v1/auth/:mount/role', path: '/v1/auth/approle/role', expect: { root: 200, other: 403 } },
+  { route: 'GET,HEAD /v1/auth/:mount/role/:role_name', path: '/v1/auth/approle/role/login', expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/role/:role_name', path: '/v1/auth/approle/role/other', body: { token_policies: ['default'] }, expect: { root: 204, other: 403 } },
+  {
+    route: 'DELETE /v1/auth/:mount/role/:role_name',
+    path: (c) => `/v1/auth/approle/role/${per('dr')(c)}`,
+    setup: forAllowed(async (c) => void (await ok(api('post', `/v1/auth/approle/role/${per('dr')(c)}`, {}), 'role to delete'))),
+    expect: { root: 204, other: 403 },
+  },
+  { route: 'GET,HEAD /v1/auth/:mount/role/:role_name/role-id', path: '/v1/auth/approle/role/login/role-id', expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/role/:role_name/role-id', path: '/v1/auth/approle/role/other/role-id', body: (c) => ({ role_id: per('rid')(c) }), expect: { root: 204, other: 403 } },
+  { route: 'LIST /v1/auth/:mount/role/:role_name/secret-id', path: '/v1/auth/approle/role/login/secret-id', expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/role/:role_name/secret-id', path: '/v1/auth/approle/role/other/secret-id', body: {}, expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/role/:role_name/custom-secret-id', path: '/v1/auth/approle/role/other/custom-secret-id', body: (c) => ({ secret_id: per('sid')(c) }), expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/role/:role_name/secret-id/lookup', path: '/v1/auth/approle/role/login/secret-id/lookup', body: () => ({ secret_id: appSecretId }), expect: { root: 200, other: 403 } },
+  {
+    route: 'PUT,POST /v1/auth/:mount/role/:role_name/secret-id/destroy',
+    path: '/v1/auth/approle/role/login/secret-id/destroy',
+    body: { secret_id: 'no-such-secret-id' },
+    setup: forAllowed(async () => ({ body: { secret_id: (await secretId()).secret_id } })),
+    expect: { root: 204, other: 403 },
+  },
+  {
+    route: 'DELETE /v1/auth/:mount/role/:role_name/secret-id/destroy',
+    path: '/v1/auth/approle/role/login/secret-id/destroy?secret_id=no-such-secret-id',
+    setup: forAllowed(async () => ({ path: `/v1/auth/approle/role/login/secret-id/destroy?secret_id=${(await secretId()).secret_id}` })),
+    expect: { root: 204, other: 403 },
+    note: 'a DELETE takes its parameters from the query string, as in Vault',
+  },
+  {
+    route: 'PUT,POST /v1/auth/:mount/role/:role_name/secret-id-accessor/lookup',
+    path: '/v1/auth/approle/role/login/secret-id-accessor/lookup',
+    body: { secret_id_accessor: 'no-such-accessor' },
+    setup: forAllowed(async () => ({ body: { secret_id_accessor: (await secretId()).secret_id_accessor } })),
+    expect: { root: 200, other: 403 },
+  },
+  {
+    route: 'PUT,POST /v1/auth/:mount/role/:role_name/secret-id-accessor/destroy',
+    path: '/v1/auth/approle/role/login/secret-id-accessor/destroy',
+    body: { secret_id_accessor: 'no-such-accessor' },
+    setup: forAllowed(async () => ({ body: { secret_id_accessor: (await secretId()).secret_id_accessor } })),
+    expect: { root: 204, other: 403 },
+  },
+  {
+    route: 'DELETE /v1/auth/:mount/role/:role_name/secret-id-accessor/destroy',
+    path: '/v1/auth/approle/role/login/secret-id-accessor/destroy?secret_id_accessor=no-such-accessor',
+    setup: forAllowed(async () => ({ path: `/v1/auth/approle/role/login/secret-id-accessor/destroy?secret_id_accessor=${(await secretId()).secret_id_accessor}` })),
+    expect: { root: 204, other: 403 },
+  },
+  { route: 'PUT,POST /v1/auth/:mount/tidy/secret-id', path: '/v1/auth/approle/tidy/secret-id', expect: { root: 200, other: 403 } },
+  { route: 'PUT,POST /v1/auth/:mount/login', path: '/v1/auth/approle/login', body: () => ({ role_id: appRoleId, secret_id: appSecretId }), expect: ANYONE(200) },
+  { route: 'PUT,POST /v1/auth/:mount/login', path: '/v1/auth/approle/login', body: () => ({ role_id: appRoleId, secret_id: 'wrong' }), expect: ANYONE(400), note: 'a wrong secret ID, whoever asks' },
 
   // KV v1 at kv1/: the policy path is kv1/<key>; PUT/POST is create or update by existence.
   { route: 'kv-v1 GET,HEAD /v1/:mount/*path', path: '/v1/kv1/team/a', expect: { glob: 200, root: 200, other: 403 } },
@@ -305,8 +402,9 @@ function refusalMessage(cell: { caller: Caller; method: string }, res: SweepResp
   return undefined;
 }
 
-/** sys (raw and logical), auth/token, and the KV mounts. */
-const groupOf = (pattern: string): string => (pattern.startsWith('/v1/sys') ? 'sys' : pattern.startsWith('/v1/auth/token') ? 'auth/token' : 'kv');
+/** sys (raw and logical), auth/token, the other auth methods, and the KV mounts. */
+const groupOf = (pattern: string): string =>
+  pattern.startsWith('/v1/sys') ? 'sys' : pattern.startsWith('/v1/auth/token') ? 'auth/token' : pattern.startsWith('/v1/auth/') ? 'auth methods' : 'kv';
 
 describe('secrets access matrix', () => {
   const matrix = (): AccessMatrix<Caller> => ({ routes: sweepRoutes(h.app), callers: CALLERS, rows: ROWS });
