@@ -279,7 +279,10 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       /** A store of its own whose bus deliveries are held back, and a reader of 'jobs' that counts its runs. */
       async function heldBackStore() {
         const gate = gatedBus(makeBus());
-        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: silentLogger });
+        // What the store logs (a failed publish, a lost subscription) is shown when a wait fails.
+        const logged: string[] = [];
+        const note = (level: string) => (message: string, meta?: unknown) => void logged.push(`${level} ${message} ${JSON.stringify(meta ?? {})}`);
+        const store = createStateStore({ prisma: ctx.prisma, bus: gate.bus, logger: { debug: () => undefined, warn: note('warn'), error: note('error') } });
         cleanups.push(async () => {
           await store.close();
           await gate.bus.close();
@@ -291,7 +294,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
           count++;
           return { index: await store.currentIndex(['jobs']), value: null };
         };
-        return { gate, store, counting, runs: () => count };
+        return { gate, store, counting, runs: () => count, logged };
       }
       it('answers at once when minIndex is 0 or absent, without registering a waiter', async () => {
         const { store } = ctx;
@@ -344,7 +347,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       });
 
       it("wakes this process's readers at commit, without waiting for the bus", async () => {
-        const { gate, store, counting, runs } = await heldBackStore();
+        const { gate, store, counting, runs, logged } = await heldBackStore();
         const read = track(store.blockingQuery({ minIndex: 1, waitMs: 10_000, tables: ['jobs'] }, counting));
         await waitFor(() => store.waiterCount() === 1 && runs() === 1, 3000, 'the reader to block');
         const { index } = await store.withWrite(['jobs'], async () => undefined);
@@ -353,7 +356,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         await waitFor(() => read.settled, 1000, 'the local wake-up');
         expect(read.value?.index).toBe(index);
         // The message did go out (for other processes); this one has nothing left to wake.
-        await waitFor(() => gate.heldCount() === 1, 3000, `the published message (held ${gate.heldCount()})`);
+        await waitFor(() => gate.heldCount() === 1, 3000, `the published message (held ${gate.heldCount()}; store logged ${JSON.stringify(logged)})`);
         gate.release(true);
       });
 
