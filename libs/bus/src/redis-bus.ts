@@ -104,9 +104,36 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
     }
   }
 
+  // Resolves once the subscriber connection is ready (its connect-time commands, CLIENT
+  // SETNAME and the INFO ready check, answered). ioredis writes a SUBSCRIBE at once on a
+  // connection that is connected but not yet ready; the INFO that follows then fails
+  // ("Connection in subscriber mode, only subscriber commands may be used"), ioredis drops
+  // the connection, and messages published meanwhile are lost although subscribe() had
+  // resolved. Seen under load, where that window is wide.
+  function subscriberReady(): Promise<void> {
+    if (subscriber.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onReady = () => {
+        done();
+        resolve();
+      };
+      const onEnd = () => {
+        done();
+        reject(new BusClosedError());
+      };
+      const done = () => {
+        subscriber.off('ready', onReady);
+        subscriber.off('end', onEnd);
+      };
+      subscriber.on('ready', onReady);
+      subscriber.on('end', onEnd);
+    });
+  }
+
   async function reconcile(channel: string, state: ChannelState): Promise<void> {
     const wanted = state.listeners.size > 0 && !closed;
     if (wanted && !state.subscribed) {
+      await subscriberReady();
       await subscriber.subscribe(prefix + channel);
       state.subscribed = true;
     } else if (!wanted && state.subscribed && !closed) {

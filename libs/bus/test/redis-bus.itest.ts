@@ -1,3 +1,5 @@
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type RedisBus, createRedisBus, killRedisClientsByName } from '../src';
 import { testRedisPrefix, testRedisUrl } from '@selfstack/testing';
 import { describeBusContract, waitFor } from './bus-contract';
@@ -92,6 +94,73 @@ describe('Redis bus specifics', () => {
     await bus.publish('offline-b', 'b');
     await waitFor(() => got.length === 2, 5000, 'messages after offline subscribe');
     expect(got).toEqual(['a', 'b']);
+  });
+});
+
+/**
+ * A TCP proxy to Redis that holds Redis' answers back for `delayMs` after each connection
+ * opens: the client is connected (TCP) but not ready (its INFO ready check unanswered).
+ */
+async function slowStartProxy(target: URL, delayMs: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    sockets.add(client).add(upstream);
+    const opened = Date.now();
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      const wait = opened + delayMs - Date.now();
+      upstream.pause();
+      setTimeout(() => {
+        client.write(chunk);
+        upstream.resume();
+      }, Math.max(0, wait));
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('Redis bus on a connection that is slow to become ready', () => {
+  it('subscribes only once the connection is ready, so the subscription survives and gets what is published', async () => {
+    const proxy = await slowStartProxy(new URL(REDIS_URL), 400);
+    const slow = createRedisBus({ url: proxy.url, prefix, logger });
+    const publisher = createRedisBus({ url: REDIS_URL, prefix, logger });
+    let reconnects = 0;
+    slow.onReconnect(() => reconnects++);
+    try {
+      // Connected (TCP) but not ready: ioredis would write the SUBSCRIBE now, before its
+      // INFO ready check, and the connection would fail and be dropped.
+      await sleep(150);
+      const got: string[] = [];
+      await slow.subscribe('slow-start', (m) => got.push(m));
+      await publisher.publish('slow-start', 'first');
+      await waitFor(() => got.length === 1);
+      await sleep(300);
+      await publisher.publish('slow-start', 'second');
+      await waitFor(() => got.length === 2);
+      expect(got).toEqual(['first', 'second']);
+      expect(reconnects).toBe(0);
+      expect(logged.filter((m) => m.includes('subscriber connection error'))).toEqual([]);
+    } finally {
+      await slow.close();
+      await publisher.close();
+      await proxy.close();
+    }
   });
 });
 
