@@ -64,7 +64,7 @@ describe('scheduler with SCHEDULER_WORKERS=2', () => {
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitFor('both workers', async () => ((await waiters(port)).size === 2 ? true : undefined), 30_000, 100, output);
+    await waitFor('both workers', async () => ((await waiters(port)).size === 2 ? true : undefined), 75_000, 100, output);
   });
 
   afterAll(async () => {
