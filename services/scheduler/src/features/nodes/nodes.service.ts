@@ -193,20 +193,23 @@ export function createNodeService(deps: NodeServiceDeps) {
      * node needs mayRegister.
      */
     async register(body: JsonObject, caller: NodeCaller): Promise<NodeUpdateResponse & JsonObject> {
+      // Someone who may not register new nodes learns nothing from the body checks: 403.
+      const may = mayRegister(caller.acl, caller.clusterSecret);
+      const bad = (message: string) => (may ? new BadRequestError(message) : denied());
       const raw = asObject(body['Node']);
-      if (Object.keys(raw).length === 0) throw new BadRequestError('missing node for client registration');
+      if (Object.keys(raw).length === 0) throw bad('missing node for client registration');
       const id = typeof raw['ID'] === 'string' ? raw['ID'] : '';
-      if (!UUID.test(id)) throw new BadRequestError('missing node ID for client registration');
+      if (!UUID.test(id)) throw bad('missing node ID for client registration');
       const secret = typeof raw['SecretID'] === 'string' ? raw['SecretID'] : '';
-      if (secret === '') throw new BadRequestError('missing node secret ID for client registration');
+      if (secret === '') throw bad('missing node secret ID for client registration');
       const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
-      if (!NODE_STATUSES.includes(status)) throw new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`);
+      if (!NODE_STATUSES.includes(status)) throw bad(`invalid status for node: ${JSON.stringify(status)}`);
       const secretHash = sha256Hex(secret);
       let ttlMs = 0;
       let numNodes = 0;
       const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
-        if (prev ? !safeEqual(prev.secretHash, secretHash) : !mayRegister(caller.acl, caller.clusterSecret)) throw denied();
+        if (prev ? !safeEqual(prev.secretHash, secretHash) : !may) throw denied();
         const fields = { ...raw };
         delete fields['SecretID'];
         const now = deps.clock.nowMs();
