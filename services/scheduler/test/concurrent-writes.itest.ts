@@ -11,7 +11,7 @@
 //   DELETE /v1/job/:id?purge=true              200 also for a missing job (zeros)            -> register+purge race
 //   PUT /v1/namespace/:name, PUT /v1/namespace upsert: all 200; DELETE 200 / 404 `namespace not found` -> create+delete race
 //                                              (+ job register into a namespace being deleted: no orphan job)
-//   PUT /v1/internal/node/register             upsert by node ID: all 200; another SecretID: 400 `node secret ID does not match...`
+//   PUT /v1/internal/node/register             upsert by node ID: all 200; another SecretID: 403 `Permission denied`
 //   PUT /v1/node/:id/drain, /eligibility       update: all 200, distinct NodeModifyIndex
 //   PUT /v1/allocation/:id/stop                update: all 200, one alloc-stop evaluation each
 //   PUT /v1/deployment/pause/:id               update: all 200
