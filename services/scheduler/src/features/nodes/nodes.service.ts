@@ -135,9 +135,11 @@ export function createNodeService(deps: NodeServiceDeps) {
     return matches.length === 1 ? (matches[0] as Node) : null;
   }
 
-  // A node write may lose or migrate allocations (the engine's hook) and refresh their
-  // jobs: blocking readers of those tables wake too.
+  // A node write that may lose or migrate allocations (the engine's hook: a node gone down
+  // or purged, a drain started or enforced) refreshes their jobs too: blocking readers of
+  // those tables wake. Other node writes only create evaluations.
   const nodeTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals, TABLES.allocs, TABLES.jobs, TABLES.jobSummary] : [TABLES.nodes];
+  const statusTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals] : [TABLES.nodes];
 
   const hook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: { forceMigrate?: boolean }): Promise<string[]> =>
     deps.onNodeChange ? deps.onNodeChange(w, before, after, opts) : Promise.resolve([]);
@@ -154,8 +156,8 @@ export function createNodeService(deps: NodeServiceDeps) {
     return { ...r, HeartbeatTTL: ttlMs * 1_000_000, NumNodes: numNodes, LeaderRPCAddr: '', Servers: [] };
   }
 
-  async function mutate(id: string, type: string, change: (node: Node, index: number) => Node): Promise<NodeUpdateResponse> {
-    const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+  async function mutate(id: string, type: string, tables: string[], change: (node: Node, index: number) => Node): Promise<NodeUpdateResponse> {
+    const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
       const row = await nodeStore.get(tx, id);
       if (!row) throw new NotFoundError('node not found');
       const next = { ...change(row.node, index), ModifyIndex: index };
@@ -207,7 +209,8 @@ export function createNodeService(deps: NodeServiceDeps) {
       const secretHash = sha256Hex(secret);
       let ttlMs = 0;
       let numNodes = 0;
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const mayTouchAllocs = status === 'down' || (raw['DrainStrategy'] !== undefined && raw['DrainStrategy'] !== null);
+      const { index, result } = await state.withWrite(mayTouchAllocs ? nodeTables : statusTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
         if (prev ? !safeEqual(prev.secretHash, secretHash) : !may) throw denied();
         const fields = { ...raw };
@@ -287,7 +290,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (row.node.Status === target(row.node.Status) && (await nodeStore.touch(deps.prisma, id, now, ttlMs, row.node.Status))) {
         return heartbeatResponse(updateResponse(row.node.ModifyIndex), ttlMs, numNodes);
       }
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const { index, result } = await state.withWrite(statusTables, async ({ tx, index, emit }) => {
         const cur = await nodeStore.get(tx, id);
         if (!cur) throw new NotFoundError('node not found');
         const want = target(cur.node.Status);
@@ -349,7 +352,7 @@ export function createNodeService(deps: NodeServiceDeps) {
 
     /** The drainer's completion (node-lifecycle.ts): no strategy left, the node stays ineligible. */
     async completeDrain(id: string, details: JsonObject | null): Promise<NodeUpdateResponse | null> {
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const { index, result } = await state.withWrite(statusTables, async ({ tx, index, emit }) => {
         const cur = await nodeStore.get(tx, id);
         if (!cur || cur.node.DrainStrategy === null || cur.node.DrainStrategy === undefined) return null;
         const now = new Date(deps.clock.nowMs()).toISOString();
@@ -413,7 +416,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       const deadline = spec ? parseDrainDeadline(asObject(spec)) : 0;
       const markEligible = body['MarkEligible'] === true;
       const meta = body['Meta'] ?? null;
-      return mutate(id, 'NodeDrain', (node, index) => {
+      return mutate(id, 'NodeDrain', nodeTables, (node, index) => {
         if (spec) {
           const s = asObject(spec);
           const now = deps.clock.nowMs();
@@ -451,7 +454,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (!acl.allowNodeWrite()) throw denied();
       const elig = body['Eligibility'];
       if (elig !== 'eligible' && elig !== 'ineligible') throw new BadRequestError(`invalid scheduling eligibility ${JSON.stringify(elig ?? '')}`);
-      return mutate(id, 'NodeEligibility', (node, index) => {
+      return mutate(id, 'NodeEligibility', statusTables, (node, index) => {
         if (elig === 'eligible' && node.DrainStrategy !== null) {
           throw new BadRequestError("can not set node's scheduling eligibility to eligible while it is draining");
         }
