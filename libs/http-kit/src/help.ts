@@ -292,11 +292,15 @@ const trimSlashes = (path: string): string => path.replace(/^\/+/, '').replace(/
  * over the query's; literals must agree, a `:name` takes one segment, a `+name` or a
  * trailing `*name` the rest of the query. What of the pattern the query leaves over is the
  * key (`/` when nothing); the parameters the query covered are bound. Undefined when the
- * entry is not the queried path or under it.
+ * entry is not the queried path or under it (a root catch-all is under nothing).
  */
 function relativeTo(entry: CompiledPath<unknown>, querySegments: readonly string[]): { key: string; bound: Set<string> } | undefined {
   const segments = entry.compiled.pattern === '' ? [] : entry.compiled.pattern.split('/');
   const openApi = entry.compiled.openApiPath === '/' ? [] : entry.compiled.openApiPath.slice(1).split('/');
+  // A catch-all (`*path` at the root) lies under nothing but the table root: it shows only
+  // where it is the route that serves the query.
+  const first = segments[0];
+  if (querySegments.length > 0 && first !== undefined && (first[0] === '*' || first[0] === '+')) return undefined;
   const bound = new Set<string>();
   let i = 0;
   let j = 0;

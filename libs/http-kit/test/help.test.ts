@@ -100,6 +100,12 @@ describe('help and OpenAPI', () => {
       expect(Object.keys(helpFor(table, 'mounts/secret', relative).openapi.paths as object)).toEqual(['/', '/tune']);
       expect(Object.keys(helpFor(table, 'mounts', relative).openapi.paths as object)).toEqual(['/{path}', '/{path}/tune', '/']);
       expect(helpSelects(table, 'mounts/secret/tune/x', relative)).toBe(false);
+      // A root catch-all is documented where it serves the query, not under other paths.
+      const withFallback = compilePathTable([...table.entries.map((e) => e.spec), definePath({ pattern: '*rest', summary: 'Anything else.', operations: { read: () => ({}) } })]);
+      expect(Object.keys(helpFor(withFallback, 'mounts', relative).openapi.paths as object)).toEqual(['/{path}', '/{path}/tune', '/']);
+      expect(helpFor(withFallback, 'mounts', relative).help).toMatch(/^Request:        mounts\nMatching Route: \^mounts\/\?\$/);
+      expect(Object.keys(helpFor(withFallback, 'elsewhere/x', relative).openapi.paths as object)).toEqual(['/']);
+      expect(Object.keys(helpFor(withFallback, '', relative).openapi.paths as object)).toEqual(['/mounts/{path}', '/mounts/{path}/tune', '/mounts', '/{rest}']);
       expect(helpSelects(table, 'other', relative)).toBe(false);
     });
   });
