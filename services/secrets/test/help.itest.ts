@@ -143,6 +143,16 @@ describe('help on every path', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
   });
+
+  it('outside /v1/: 404 Missing /v1/ prefix (the root and the UI answer as before without help)', async () => {
+    for (const path of ['/?help=1', '/ui/?help=1', '/sys/health?help=1']) {
+      const r = await request(h.app).get(path).set(as(root));
+      expect([path, r.status, r.body]).toEqual([path, 404, { errors: ['Missing /v1/ prefix in path. Use vault path-help command to retrieve API help for paths'] }]);
+      expect(r.headers['content-type']).toMatch(/^application\/json/);
+    }
+    expect((await request(h.app).get('/')).status).toBe(307);
+    expect((await request(h.app).get('/?help=0')).status).toBe(307);
+  });
 });
 
 describe('who may read help', () => {

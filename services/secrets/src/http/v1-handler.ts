@@ -47,7 +47,7 @@ const helpOf = (backendHelp: string, tag: ApiTag): HelpOptions => ({ ...API_INFO
  * method. Only a true value (`1`, `true`, `t`), so `?help=0` stays an ordinary read; the
  * method `HELP` is not one (unknown methods are 405, issue 28 item 4).
  */
-const isHelp = (req: Request): boolean => {
+export const isHelp = (req: Request): boolean => {
   const v = (req.query as Record<string, unknown>).help;
   return v !== undefined && parseBool(Array.isArray(v) ? v[0] : v) === true;
 };
