@@ -76,14 +76,21 @@ function fieldSchema(field: FieldSpec): JsonObject {
   return out;
 }
 
+const GO_TYPE: Record<string, string> = { integer: 'int', boolean: 'bool', array: 'slice', object: 'map', number: 'float', string: 'string' };
+
+/** Vault's type words for help text. A union names its widest member (a list beats a map
+ * beats a scalar: `policies` as a comma string or a list is a slice); a schema with no
+ * type at all (z.unknown(), checked by the handler) is `any`. */
 function typeName(field: FieldSpec): string {
   const schema = fieldSchema(field);
-  const t = schema.type;
-  if (t === 'integer') return 'int';
-  if (t === 'boolean') return 'bool';
-  if (t === 'array') return 'slice';
-  if (t === 'object') return 'map';
-  return typeof t === 'string' ? t : 'string';
+  const types: string[] = [];
+  if (typeof schema.type === 'string') types.push(schema.type);
+  for (const member of [...((schema.anyOf as JsonObject[] | undefined) ?? []), ...((schema.oneOf as JsonObject[] | undefined) ?? [])]) {
+    if (typeof member.type === 'string') types.push(member.type);
+  }
+  if (types.length === 0) return 'any';
+  const widest = ['array', 'object', 'string', 'number', 'integer', 'boolean'].find((t) => types.includes(t)) ?? (types[0] as string);
+  return GO_TYPE[widest] ?? widest;
 }
 
 function slug(openApiPath: string): string {
