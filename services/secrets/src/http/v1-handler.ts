@@ -48,6 +48,9 @@ const helpOf = (backendHelp: string, tag: ApiTag): HelpOptions => ({ ...API_INFO
  * method `HELP` is not one (unknown methods are 405, issue 28 item 4).
  */
 export const isHelp = (req: Request): boolean => {
+  // Most requests have no help key: no query parsing for them (Express 5 parses
+  // req.query on every read).
+  if (!req.url.includes('help=')) return false;
   const v = (req.query as Record<string, unknown>).help;
   return v !== undefined && parseBool(Array.isArray(v) ? v[0] : v) === true;
 };
