@@ -54,6 +54,30 @@ afterAll(async () => {
   await h.close();
 });
 
+/**
+ * What OpenAPI 3 requires of paths and that a hand-written document easily gets wrong:
+ * every `{name}` in a key is a declared, required path parameter and no other path
+ * parameter is declared; operationIds are unique.
+ */
+function openApiProblems(doc: { paths: Record<string, Record<string, unknown>> }): string[] {
+  const problems: string[] = [];
+  const ids = new Set<string>();
+  for (const [key, item] of Object.entries(doc.paths)) {
+    const inKey = [...key.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string).sort();
+    const params = ((item.parameters ?? []) as { name: string; in: string; required?: boolean }[]).filter((p) => p.in === 'path');
+    const declared = params.map((p) => p.name).sort();
+    if (JSON.stringify(inKey) !== JSON.stringify(declared)) problems.push(`${key}: path parameters ${JSON.stringify(declared)}`);
+    for (const p of params) if (p.required !== true) problems.push(`${key}: ${p.name} not required`);
+    for (const method of ['get', 'post', 'patch', 'delete']) {
+      const op = item[method] as { operationId?: string } | undefined;
+      if (!op) continue;
+      if (!op.operationId || ids.has(op.operationId)) problems.push(`${key} ${method}: operationId ${String(op.operationId)}`);
+      ids.add(op.operationId ?? '');
+    }
+  }
+  return problems;
+}
+
 /** A help answer: Vault's raw shape, JSON, not cached. */
 function expectHelp(r: request.Response): Help {
   expect(r.status).toBe(200);
@@ -64,6 +88,7 @@ function expectHelp(r: request.Response): Help {
   expect(body.see_also).toBeNull();
   expect(body.openapi.openapi).toBe('3.0.2');
   expect(body.openapi.info.title).toBe('Secrets Service API');
+  expect(openApiProblems(body.openapi)).toEqual([]);
   return body;
 }
 
@@ -239,6 +264,7 @@ describe('GET /v1/sys/internal/specs/openapi', () => {
     expect(r.body.paths['/auth/token/create'].post.tags).toEqual(['auth']);
     expect(r.body.paths['/auth/userpass/login/{username}']['x-vault-unauthenticated']).toBe(true);
     expect(r.body.paths['/sys/seal']['x-vault-sudo']).toBe(true);
+    expect(openApiProblems(r.body)).toEqual([]);
   });
 
   it('without a token: only the auth methods listed as unauthenticated', async () => {
@@ -277,6 +303,7 @@ describe('GET /v1/sys/internal/specs/openapi', () => {
       required: true,
       schema: { type: 'string', default: 'userpass' },
     });
+    expect(openApiProblems(r.body)).toEqual([]);
     const bad = await spec('?generic_mount_paths=maybe', root);
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toHaveLength(1);
