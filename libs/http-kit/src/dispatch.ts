@@ -58,6 +58,13 @@ export interface Dispatcher<X = unknown> {
   (req: Request, res: Response, next: NextFunction, relativePath: string): Promise<void>;
   /** The same for a path the caller already decoded with decodePath (it routed on it). */
   decoded(req: Request, res: Response, next: NextFunction, decodedPath: string): Promise<void>;
+  /**
+   * Help for a decoded path whatever the method and query (for a caller that decides what
+   * a help request is, as Vault's `help` query on any method): `authorizeHelp`, then the
+   * help object, or unsupportedPath (else next()) when the table has nothing at or under
+   * the path. Help disabled: next().
+   */
+  help(req: Request, res: Response, next: NextFunction, decodedPath: string): Promise<void>;
   readonly table: PathTable<X>;
 }
 
@@ -266,6 +273,30 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
   const validateFirst = options.validateFirst ?? false;
   const bodyFieldsInQuery = options.bodyFieldsInQuery ?? true;
 
+  const writeHelp = (req: Request, res: Response, path: string): void => {
+    const settings = kitSettingsOf(req);
+    const title = helpOptions?.title ?? `${settings?.service ?? 'service'} API`;
+    const help = helpFor(table, path, { ...helpOptions, title, bodyFieldsInQuery });
+    sendJson(res, 200, JSON.stringify(help) + (settings?.flavour === 'vault' ? '\n' : ''));
+  };
+  const help = async (req: Request, res: Response, next: NextFunction, path: string): Promise<void> => {
+    try {
+      if (helpOptions === undefined) {
+        next();
+        return;
+      }
+      if (options.authorizeHelp) await options.authorizeHelp(req, path, res);
+      if (!helpSelects(table, path, helpOptions)) {
+        if (options.unsupportedPath) throw options.unsupportedPath(path);
+        next();
+        return;
+      }
+      writeHelp(req, res, path);
+    } catch (err) {
+      next(err);
+    }
+  };
+
   const serve = async (req: Request, res: Response, next: NextFunction, path: string): Promise<void> => {
     try {
       const query = req.query as Record<string, unknown>;
@@ -277,13 +308,10 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
         (req.method === 'GET' || req.method === 'HEAD') &&
         query.help !== undefined &&
         parseBool(firstOf(query.help)) === true &&
-        helpSelects(table, path)
+        helpSelects(table, path, helpOptions)
       ) {
-        const settings = kitSettingsOf(req);
         if (options.authorizeHelp) await options.authorizeHelp(req, path, res);
-        const title = helpOptions.title ?? `${settings?.service ?? 'service'} API`;
-        const help = helpFor(table, path, { ...helpOptions, title, bodyFieldsInQuery });
-        sendJson(res, 200, JSON.stringify(help) + (settings?.flavour === 'vault' ? '\n' : ''));
+        writeHelp(req, res, path);
         return;
       }
       const m = table.match(path);
@@ -404,7 +432,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
     }
     return serve(req, res, next, path);
   };
-  return Object.assign(dispatch, { table, decoded: serve });
+  return Object.assign(dispatch, { table, decoded: serve, help });
 }
 
 /** One table served by an app, as recorded by mountPaths / recordMountedTable. */

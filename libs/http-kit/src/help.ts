@@ -21,11 +21,21 @@ export interface HelpOptions {
   /** Body fields are also query parameters of reads and deletes (default true, Vault's
    * request data; see MountOptions.bodyFieldsInQuery). */
   bodyFieldsInQuery?: boolean;
+  /**
+   * The OpenAPI paths of help are relative to the queried path (Vault's API docs: "paths
+   * in the OpenAPI document are relative to the initial path queried"), not to the table
+   * root: help on `mounts/secret` documents `/` and `/tune`, the path parameters the query
+   * fixes left out. Default false (relative to the table root).
+   */
+  pathsRelativeToQuery?: boolean;
 }
 
 export interface OpenApiDocumentOptions extends HelpOptions {
   /** Prepended to every path (e.g. `/v1/sys`). */
   prefix?: string;
+  /** operationIds name the prefixed path (unique across tables merged into one document,
+   * as Vault's whole-API document names each by its full path). Default false. */
+  prefixInOperationIds?: boolean;
 }
 
 export type JsonObject = { [key: string]: unknown };
@@ -66,20 +76,39 @@ function fieldSchema(field: FieldSpec): JsonObject {
   return out;
 }
 
+const GO_TYPE: Record<string, string> = { integer: 'int', boolean: 'bool', array: 'slice', object: 'map', number: 'float', string: 'string' };
+
+/** Vault's type words for help text. A union names its widest member (a list beats a map
+ * beats a scalar: `policies` as a comma string or a list is a slice); a schema with no
+ * type at all (z.unknown(), checked by the handler) is `any`. */
 function typeName(field: FieldSpec): string {
   const schema = fieldSchema(field);
-  const t = schema.type;
-  if (t === 'integer') return 'int';
-  if (t === 'boolean') return 'bool';
-  if (t === 'array') return 'slice';
-  if (t === 'object') return 'map';
-  return typeof t === 'string' ? t : 'string';
+  const types: string[] = [];
+  if (typeof schema.type === 'string') types.push(schema.type);
+  for (const member of [...((schema.anyOf as JsonObject[] | undefined) ?? []), ...((schema.oneOf as JsonObject[] | undefined) ?? [])]) {
+    if (typeof member.type === 'string') types.push(member.type);
+  }
+  if (types.length === 0) return 'any';
+  const widest = ['array', 'object', 'string', 'number', 'integer', 'boolean'].find((t) => types.includes(t)) ?? (types[0] as string);
+  return GO_TYPE[widest] ?? widest;
 }
 
-function slug(entry: CompiledPath<unknown>): string {
-  const parts = entry.compiled.openApiPath.split('/').filter((p) => p !== '').map((p) => p.replace(/[{}]/g, ''));
+function slug(openApiPath: string): string {
+  const parts = openApiPath.split('/').filter((p) => p !== '').map((p) => p.replace(/[{}]/g, ''));
   return parts.length > 0 ? parts.join('-').replace(/[^A-Za-z0-9-]/g, '-') : 'root';
 }
+
+/** How one entry appears in a document: its key, and the path parameters the key fixes. */
+interface Placed {
+  entry: CompiledPath<unknown>;
+  key: string;
+  /** Path parameters bound by the queried path (not parameters of the key). */
+  bound: ReadonlySet<string>;
+  /** The path named in operationIds. */
+  idPath: string;
+}
+
+const NONE: ReadonlySet<string> = new Set();
 
 function parameter(name: string, where: 'path' | 'query', field: FieldSpec | undefined, required: boolean): JsonObject {
   return {
@@ -91,7 +120,8 @@ function parameter(name: string, where: 'path' | 'query', field: FieldSpec | und
   };
 }
 
-function pathItem(entry: CompiledPath<unknown>, options: HelpOptions): JsonObject {
+function pathItem(placed: Placed, options: HelpOptions): JsonObject {
+  const { entry, bound } = placed;
   const spec = entry.spec;
   const ops = spec.operations;
   const tags = spec.tags ?? options.tags ?? [];
@@ -100,7 +130,7 @@ function pathItem(entry: CompiledPath<unknown>, options: HelpOptions): JsonObjec
   if (spec.existenceCheck) item['x-vault-create-supported'] = true;
   if (spec.sudo) item['x-vault-sudo'] = true;
   if (spec.unauthenticated) item['x-vault-unauthenticated'] = true;
-  const pathParams = entry.compiled.paramNames.map((n) => parameter(n, 'path', fieldOf(n), true));
+  const pathParams = entry.compiled.paramNames.filter((n) => !bound.has(n)).map((n) => parameter(n, 'path', fieldOf(n), true));
   if (pathParams.length > 0) item.parameters = pathParams;
 
   const queryFields = entry.fields.filter((f) => f.spec.in === 'query');
@@ -109,7 +139,7 @@ function pathItem(entry: CompiledPath<unknown>, options: HelpOptions): JsonObjec
   const base = (op: Operation, verb: string): JsonObject => ({
     summary: summaryOf(op),
     ...(spec.description ? { description: spec.description } : {}),
-    operationId: `${verb}-${slug(entry)}`,
+    operationId: `${verb}-${slug(placed.idPath)}`,
     tags,
   });
   const responses = { '200': { description: 'OK' } };
@@ -161,12 +191,22 @@ function pathItem(entry: CompiledPath<unknown>, options: HelpOptions): JsonObjec
   return item;
 }
 
-function document(entries: readonly CompiledPath<unknown>[], options: OpenApiDocumentOptions): JsonObject {
+/** Entries keyed by their path under `prefix` (the table root when empty). */
+function placeAll(entries: readonly CompiledPath<unknown>[], options: Pick<OpenApiDocumentOptions, 'prefix' | 'prefixInOperationIds'>): Placed[] {
   const prefix = (options.prefix ?? '').replace(/\/+$/, '');
+  return entries.map((entry) => {
+    const own = entry.compiled.openApiPath;
+    const key = prefix === '' ? own : own === '/' ? prefix : prefix + own;
+    return { entry, key, bound: NONE, idPath: options.prefixInOperationIds ? key : own };
+  });
+}
+
+function document(placed: readonly Placed[], options: HelpOptions): JsonObject {
   const paths: JsonObject = {};
-  for (const entry of entries) {
-    const key = prefix === '' ? entry.compiled.openApiPath : entry.compiled.openApiPath === '/' ? prefix : prefix + entry.compiled.openApiPath;
-    paths[key] = pathItem(entry, options);
+  for (const p of placed) {
+    // Two entries placed at one key (a path and its glob fallback): the first declared wins,
+    // as it does when routing.
+    if (!(p.key in paths)) paths[p.key] = pathItem(p, options);
   }
   return {
     openapi: '3.0.2',
@@ -184,7 +224,7 @@ function document(entries: readonly CompiledPath<unknown>[], options: OpenApiDoc
 /** A whole-service (or whole-table) OpenAPI 3.0.2 document. */
 export function openApiFor<X>(specs: readonly AnyPathSpec<X>[] | PathTable<X>, options: OpenApiDocumentOptions): JsonObject {
   const table = toPathTable(specs);
-  return document(table.entries as readonly CompiledPath<unknown>[], options);
+  return document(placeAll(table.entries as readonly CompiledPath<unknown>[], options), options);
 }
 
 function isUnder(entry: CompiledPath<unknown>, relPath: string): boolean {
@@ -230,16 +270,74 @@ function pathHelp(entry: CompiledPath<unknown>, relPath: string): string {
  */
 export function helpFor<X>(specs: readonly AnyPathSpec<X>[] | PathTable<X>, relativePath: string, options: HelpOptions): HelpResponse {
   const table = toPathTable(specs) as PathTable<unknown>;
-  const rel = relativePath.replace(/^\/+/, '').replace(/\/+$/, '');
+  const rel = trimSlashes(relativePath);
   const matched = rel === '' ? undefined : table.match(rel)?.entry;
-  const selected = table.entries.filter((e) => e === matched || isUnder(e, rel));
-  const help = matched ? pathHelp(matched, rel) : rootHelp(selected, options);
-  return { help, openapi: document(selected, options), see_also: null };
+  let placed: Placed[];
+  if (options.pathsRelativeToQuery) {
+    placed = relativePlacements(table, rel, matched);
+  } else {
+    const selected = table.entries.filter((e) => e === matched || isUnder(e, rel));
+    placed = placeAll(selected, {});
+  }
+  const help = matched ? pathHelp(matched, rel) : rootHelp(placed.map((p) => p.entry), options);
+  return { help, openapi: document(placed, options), see_also: null };
 }
 
 /** Whether help for `relativePath` has anything to show (a matching path or paths under it). */
-export function helpSelects<X>(table: PathTable<X>, relativePath: string): boolean {
-  const rel = relativePath.replace(/^\/+/, '').replace(/\/+$/, '');
+export function helpSelects<X>(table: PathTable<X>, relativePath: string, options: Pick<HelpOptions, 'pathsRelativeToQuery'> = {}): boolean {
+  const rel = trimSlashes(relativePath);
   if (rel === '') return table.entries.length > 0;
-  return table.match(rel) !== undefined || table.entries.some((e) => isUnder(e as CompiledPath<unknown>, rel));
+  if (table.match(rel) !== undefined) return true;
+  const t = table as PathTable<unknown>;
+  return options.pathsRelativeToQuery ? relativePlacements(t, rel, undefined).length > 0 : t.entries.some((e) => isUnder(e, rel));
+}
+
+const trimSlashes = (path: string): string => path.replace(/^\/+/, '').replace(/\/+$/, '');
+
+/**
+ * Where `entry` sits relative to the queried path `rel`: its pattern's segments are laid
+ * over the query's; literals must agree, a `:name` takes one segment, a `+name` or a
+ * trailing `*name` the rest of the query. What of the pattern the query leaves over is the
+ * key (`/` when nothing); the parameters the query covered are bound. Undefined when the
+ * entry is not the queried path or under it (a root catch-all is under nothing).
+ */
+function relativeTo(entry: CompiledPath<unknown>, querySegments: readonly string[]): { key: string; bound: Set<string> } | undefined {
+  const segments = entry.compiled.pattern === '' ? [] : entry.compiled.pattern.split('/');
+  const openApi = entry.compiled.openApiPath === '/' ? [] : entry.compiled.openApiPath.slice(1).split('/');
+  // A catch-all (`*path` at the root) lies under nothing but the table root: it shows only
+  // where it is the route that serves the query.
+  const first = segments[0];
+  if (querySegments.length > 0 && first !== undefined && (first[0] === '*' || first[0] === '+')) return undefined;
+  const bound = new Set<string>();
+  let i = 0;
+  let j = 0;
+  while (i < querySegments.length) {
+    const seg = segments[j];
+    if (seg === undefined) return undefined;
+    const kind = seg[0];
+    if (kind === '*' || kind === '+') {
+      // Takes the rest of the query (a `*` may take nothing, handled below).
+      bound.add(seg.slice(1));
+      i = querySegments.length;
+      j++;
+      break;
+    }
+    if (kind === ':') bound.add(seg.slice(1));
+    else if (seg !== querySegments[i]) return undefined;
+    i++;
+    j++;
+  }
+  return { key: '/' + openApi.slice(j).join('/'), bound };
+}
+
+function relativePlacements(table: PathTable<unknown>, rel: string, matched: CompiledPath<unknown> | undefined): Placed[] {
+  const querySegments = rel === '' ? [] : rel.split('/');
+  const placed: Placed[] = [];
+  for (const entry of table.entries) {
+    const at = relativeTo(entry, querySegments);
+    if (at) placed.push({ entry, key: at.key, bound: at.bound, idPath: entry.compiled.openApiPath });
+    // The route that serves the query always shows, at the queried path itself.
+    else if (entry === matched) placed.push({ entry, key: '/', bound: new Set(entry.compiled.paramNames), idPath: entry.compiled.openApiPath });
+  }
+  return placed;
 }

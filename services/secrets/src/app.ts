@@ -6,7 +6,8 @@ import type { HelmetOptions } from 'helmet';
 import { API_HELMET, createKitApp, mountConsole, recordMountedTable } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { ListenerConfig } from './config';
-import { createV1Handler } from './http/v1-handler';
+import { AppError } from '@selfstack/errors';
+import { createV1Handler, isHelp } from './http/v1-handler';
 import { customHeadersMiddleware } from './http/response-headers';
 import { withCors } from './http/cors';
 import type { SecretsServices } from './services';
@@ -44,6 +45,10 @@ export function buildApp(deps: SecretsAppDeps): Express {
       const v1 = createV1Handler(deps.services, { requireRequestHeader: deps.listener.requireRequestHeader });
       for (const t of v1.tables) recordMountedTable(app, t);
       app.use('/v1', withCors(deps.services.cors, v1));
+      // Reference §7: help outside /v1/ (the root, the UI) is the anchor's 404.
+      app.use((req, _res, next) => {
+        next(isHelp(req) ? new AppError(404, ['Missing /v1/ prefix in path. Use vault path-help command to retrieve API help for paths']) : undefined);
+      });
       // Spec "Response header customization" rule 5: GET / redirects to the UI path.
       app.get('/', (_req, res) => {
         res.setHeader('Cache-Control', 'no-store');

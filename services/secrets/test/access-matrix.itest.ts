@@ -158,7 +158,17 @@ const ANYONE = (status: number) => ({ other: status });
 const PATCH = { 'Content-Type': 'application/merge-patch+json' };
 const per = (prefix: string) => ({ caller, method }: { caller: Caller; method: string }) => `${prefix}-${caller}-${method.toLowerCase()}`;
 
+// Issue 28 item 3 (help and OpenAPI): the whole-API document answers without a token (the
+// auth methods listed unauth) and any valid token (the mounts it reaches), no capability
+// on the path itself; a token that is not valid is refused. Help on sys/health (a raw
+// handler) needs some capability on sys/health like any help.
+const HELP_ROWS: AccessRow<Caller>[] = [
+  { route: 'GET,HEAD /v1/sys/internal/specs/openapi', expect: { unknown: 403, expired: 403, revoked: 403, exhausted: 403, other: 200 }, note: 'unauthenticated, filtered by the token' },
+  { route: 'GET,HEAD /v1/sys/health', path: '/v1/sys/health?help=1', expect: ADMINS(200), note: 'help on a raw handler needs some capability on it' },
+];
+
 const ROWS: AccessRow<Caller>[] = [
+  ...HELP_ROWS,
   // sys-raw: no token, answered the same to everyone (reference §4: work while sealed).
   { route: 'GET,HEAD /v1/sys/init', expect: ANYONE(200) },
   { route: 'PUT,POST /v1/sys/init', body: { secret_shares: 1, secret_threshold: 1 }, expect: ANYONE(400), note: 'already initialized' },

@@ -32,6 +32,7 @@ interface VaultClient {
   list(path: string): Promise<{ data: { keys: string[] } }>;
   delete(path: string): Promise<unknown>;
   update(path: string, data: Record<string, unknown>): Promise<unknown>;
+  help(path: string): Promise<{ help: string; openapi: { openapi: string; paths: Record<string, unknown> }; see_also: null }>;
 }
 
 describe('node-vault 0.12.0 against the secrets service', () => {
@@ -141,6 +142,16 @@ describe('node-vault 0.12.0 against the secrets service', () => {
     await vault.removePolicy({ name: 'reader' });
     await vault.unmount({ mount_point: 'kv1' });
     expect((await vault.mounts()).data['kv1/']).toBeUndefined();
+  });
+
+  it('help (issue 28 item 3): sys/health and a KV v2 mount, Vault\'s raw shape', async () => {
+    const health = await vault.help('sys/health');
+    expect(health.see_also).toBeNull();
+    expect(health.help).toMatch(/^Request:        health\n/);
+    expect(Object.keys(health.openapi.paths)).toEqual(['/']);
+    const kv = await vault.help('kv2');
+    expect(kv.openapi.openapi).toBe('3.0.2');
+    expect(Object.keys(kv.openapi.paths)).toEqual(expect.arrayContaining(['/config', '/data/{path}', '/metadata/{path}']));
   });
 
   it('seal, then health reports 503 in the body without rejecting', async () => {

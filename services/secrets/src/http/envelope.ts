@@ -93,7 +93,11 @@ export function writeLogical(res: ServerResponse, ctx: EnvelopeContext, result: 
     sendJson(res, 200, `${JSON.stringify(envelope(ctx, {}))}\n`);
     return;
   }
-  const init = result instanceof LogicalResponse ? result.init : { data: result };
+  const init: LogicalResponse['init'] = result instanceof LogicalResponse ? result.init : { data: result };
+  if (init.rawBody !== undefined) {
+    sendJson(res, 200, JSON.stringify(init.rawBody));
+    return;
+  }
   sendJson(res, 200, `${init.injectTopLevel ? stringifyWithRaw(envelope(ctx, init)) : envelopeText(ctx, init)}\n`);
 }
 

@@ -9,6 +9,9 @@ export interface LogicalResponseInit {
   leaseDuration?: number;
   renewable?: boolean;
   injectTopLevel?: boolean;
+  /** The whole body, written as JSON without the envelope (Vault's HTTPRawBody, as
+   * sys/internal/specs/openapi answers). */
+  rawBody?: unknown;
 }
 
 export class LogicalResponse {

@@ -6,7 +6,7 @@
 // help test are the kit's (issue 31, item 3): this file only adds what is Vault's.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@selfstack/errors';
-import { createDispatcher, decodePath, methodOperation, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
+import { createDispatcher, decodePath, methodOperation, parseBool, requestToken, type Dispatcher, type HelpOptions, type MountedTable, type MountOptions } from '@selfstack/http-kit';
 import {
   invalidToken,
   missingToken,
@@ -17,14 +17,16 @@ import {
   unsupportedPath,
 } from '../core/errors';
 import { CAP, type CapabilityName } from '../features/policies/acl';
-import { createKvV1Paths, createKvV2Paths } from '../features/kv/kv.paths';
-import { createSysPaths, createSysRawPaths } from '../features/sys/sys.paths';
-import { createTokenPaths } from '../features/tokens/tokens.paths';
+import { createKvV1Paths, createKvV2Paths, KV_V1_HELP, KV_V2_HELP } from '../features/kv/kv.paths';
+import { createSysPaths, createSysRawPaths, SYS_HELP } from '../features/sys/sys.paths';
+import { createTokenPaths, TOKEN_HELP } from '../features/tokens/tokens.paths';
 import { createAuthMountPaths } from '../features/auth/auth-mounts.paths';
 import { createCorsPaths } from '../features/cors/cors.paths';
 import type { AuthMountEntry, AuthType } from '../features/auth/auth-mounts.types';
-import { createUserpassPaths } from '../features/userpass/userpass.paths';
-import { createAppRolePaths } from '../features/approle/approle.paths';
+import { createUserpassPaths, USERPASS_HELP } from '../features/userpass/userpass.paths';
+import { APPROLE_HELP, createAppRolePaths } from '../features/approle/approle.paths';
+import { createOpenApiPaths, type ApiTables } from '../features/openapi/openapi.paths';
+import { API_INFO, type ApiTag } from '../features/openapi/openapi.service';
 import type { SecretsServices } from '../services';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
@@ -36,10 +38,21 @@ const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
 const EXTRA_KEY = 'secretsExtra';
 const MERGE_PATCH = 'application/merge-patch+json';
 
-const HELP: HelpOptions = {
-  title: 'Secrets Service API',
-  description: 'HTTP API that gives you full access to the secrets service. All API routes are prefixed with `/v1/`.',
-  version: '1.0.0',
+/** Help of one table: the API's info, the table's root help and tag; OpenAPI paths
+ * relative to the queried path (spec "Help response"). */
+const helpOf = (backendHelp: string, tag: ApiTag): HelpOptions => ({ ...API_INFO, backendHelp, tags: [tag], pathsRelativeToQuery: true });
+
+/**
+ * Vault's help request (reference §7; the anchor's wrapHelpHandler): a `help` query on any
+ * method. Only a true value (`1`, `true`, `t`), so `?help=0` stays an ordinary read; the
+ * method `HELP` is not one (unknown methods are 405, issue 28 item 4).
+ */
+export const isHelp = (req: Request): boolean => {
+  // Most requests have no help key: no query parsing for them (Express 5 parses
+  // req.query on every read).
+  if (!req.url.includes('help=')) return false;
+  const v = (req.query as Record<string, unknown>).help;
+  return v !== undefined && parseBool(Array.isArray(v) ? v[0] : v) === true;
 };
 
 /** The spec's X-Secrets-Token, the anchor's X-Vault-Token, then `Authorization: Bearer`. */
@@ -64,10 +77,19 @@ function hasPeriodSegment(path: string): boolean {
 
 const noRoute = (path: string): AppError => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
 
+/** Help needs some capability on the path, none of them `deny` (reference §7). */
+function helpAllowed(acl: NonNullable<SecretsExtra['acl']>, fullPath: string): boolean {
+  if (acl.root) return true;
+  const bits = acl.capabilities(fullPath);
+  return bits !== 0 && (bits & CAP.deny) === 0;
+}
+
 const extraOf = (res: Response): SecretsExtra => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra;
 
-/** sys/internal/ui/mounts answers every token by what its policies reach (acl.ts `hasMountAccess`): no capability on the path itself. */
-const needsNoCapability = (x: SecretsExtra, path: string): boolean => x.mountPath === 'sys/' && path.startsWith('internal/ui/mounts');
+/** sys/internal/ui/mounts and sys/internal/specs/openapi answer every token by what its
+ * policies reach (acl.ts `hasMountAccess`): no capability on the path itself. */
+const needsNoCapability = (x: SecretsExtra, path: string): boolean =>
+  x.mountPath === 'sys/' && (path.startsWith('internal/ui/mounts') || path === 'internal/specs/openapi');
 
 export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler & { tables: MountedTable[] } {
   const { barrier, tokens, policies, mounts } = services;
@@ -89,15 +111,14 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     if (ctx.spec.sudo && !acl.allows(full, 'sudo')) throw permissionDenied();
     if (x.token && x.token.numUses > 0) return useToken(x);
   };
-  // Reference §7: help needs a token allowed on the path, with any capability (the kit
-  // answers `?help=1` itself, before `authorize`; `?help=0` is an ordinary read).
+  // Reference §7: help needs a token allowed on the path, with any capability (the kit's
+  // Dispatcher.help runs this before it looks for the path: a caller without a capability
+  // learns nothing, not even whether the path exists).
   const authorizeHelp = (_req: Request, path: string, res: Response): void => {
     const x = extraOf(res);
-    const acl = x.acl;
-    if (!acl) throw permissionDenied();
-    if (acl.root || needsNoCapability(x, path)) return;
-    const bits = acl.capabilities(x.mountPath + path);
-    if ((bits & CAP.deny) !== 0 || bits === 0) throw permissionDenied();
+    if (!x.acl) throw permissionDenied();
+    if (needsNoCapability(x, path)) return;
+    if (!helpAllowed(x.acl, x.mountPath + path)) throw permissionDenied();
   };
   const useToken = async (x: SecretsExtra): Promise<void> => {
     x.token = await tokens.use(x.token as NonNullable<SecretsExtra['token']>);
@@ -108,13 +129,15 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     authorize,
     authorizeHelp,
     extra: (_req, res) => extraOf(res),
-    help: HELP,
+    // Help is asked of the tables below that carry help options (Dispatcher.help).
+    help: false,
     unsupportedPath: () => unsupportedPath(),
     unsupportedOperation: () => unsupportedOperation(),
     invalidRequest: (messages) => new AppError(400, messages),
   };
 
-  const raw = createDispatcher(createSysRawPaths({ sys: services.sys }), {
+  const rawSpecs = createSysRawPaths({ sys: services.sys });
+  const raw = createDispatcher(rawSpecs, {
     prefix: '/v1/sys',
     respond: (_ctx, result, res) => writeRaw(res, result),
     extra: (_req, res) => extraOf(res),
@@ -122,15 +145,41 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     unsupportedOperation: () => new AppError(405, []),
     invalidRequest: () => new AppError(400, []),
   });
-  const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens }), ...createCorsPaths({ cors: services.cors })];
+  const sysSpecs = [
+    ...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }),
+    ...createAuthMountPaths({ auth: services.auth, tokens }),
+    ...createCorsPaths({ cors: services.cors }),
+    ...createOpenApiPaths({ mounts, auth: services.auth, tables: () => apiTables }),
+  ];
   const sys = createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' });
-  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now(), checkRenewal: services.loginRenewal }), { ...common, prefix: '/v1/auth/token' });
-  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
-  const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
+  // Help on sys/ covers the raw handlers too (spec: help on every path, sys/health
+  // included): one help table of both, used for help only (the raw ones answer themselves).
+  const sysHelp = createDispatcher([...rawSpecs, ...sysSpecs], { ...common, prefix: '/v1/sys', help: helpOf(SYS_HELP, 'system') });
+  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now(), checkRenewal: services.loginRenewal }), {
+    ...common,
+    prefix: '/v1/auth/token',
+    help: helpOf(TOKEN_HELP, 'auth'),
+  });
+  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount', help: helpOf(KV_V1_HELP, 'secrets') });
+  const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount', help: helpOf(KV_V2_HELP, 'secrets') });
   // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.
   const authMethods: Record<AuthType, Dispatcher<SecretsExtra>> = {
-    userpass: createDispatcher(createUserpassPaths({ userpass: services.userpass, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
-    approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
+    userpass: createDispatcher(createUserpassPaths({ userpass: services.userpass, issuer: services.loginIssuer }), {
+      ...common,
+      prefix: '/v1/auth/:mount',
+      help: helpOf(USERPASS_HELP, 'auth'),
+    }),
+    approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer: services.loginIssuer }), {
+      ...common,
+      prefix: '/v1/auth/:mount',
+      help: helpOf(APPROLE_HELP, 'auth'),
+    }),
+  };
+  const apiTables: ApiTables = {
+    sys: sysHelp.table as ApiTables['sys'],
+    token: token.table as ApiTables['token'],
+    kv: (m) => (m.options.version === '2' ? kv2 : kv1).table as ApiTables['sys'],
+    auth: (m) => authMethods[m.type].table as ApiTables['sys'],
   };
   const serveAuth = (am: AuthMountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
     run(authMethods[am.type], { ...x, mount: null, authMount: am, mountPath: `auth/${am.path}`, mountType: am.type }, req, res, done, path.slice(5 + am.path.length));
@@ -146,7 +195,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
 
   const run = (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string): Promise<void> => {
     (res.locals as Record<string, unknown>)[EXTRA_KEY] = extra;
-    return d.decoded(req, res, next, rel);
+    return isHelp(req) ? d.help(req, res, next, rel) : d.decoded(req, res, next, rel);
   };
   // (Functions of the handler, not closures made per request.)
   const serveKv = (m: MountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
@@ -192,7 +241,8 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         if (media !== MERGE_PATCH) throw new AppError(415, [`PATCH requires Content-Type of ${MERGE_PATCH}, provided ${ct}`]);
       }
 
-      if (path.startsWith('sys/') && RAW_SYS.has(path.slice(4).replace(/\/$/, ''))) {
+      const help = isHelp(req);
+      if (!help && path.startsWith('sys/') && RAW_SYS.has(path.slice(4).replace(/\/$/, ''))) {
         const extra: SecretsExtra = { token: null, tokenId: '', acl: null, mount: null, mountPath: 'sys/', mountType: 'system' };
         await run(raw, extra, req, res, next, path.slice(4));
         return;
@@ -204,7 +254,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
 
       // Logins need no token (spec "Authentication" 2): served before the token check.
-      const login = mayBeLogin(req, path) ? await loginMethod(path) : undefined;
+      const login = !help && mayBeLogin(req, path) ? await loginMethod(path) : undefined;
       if (login) {
         if (hasPeriodSegment(path)) throw unsupportedPath();
         await serveAuth(login, { token: null, tokenId: '', acl: null }, req, res, next, path);
@@ -212,7 +262,14 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
       // Cached tokens and ACLs are taken without waiting; the rest is loaded.
       const tokenId = requestToken(req.headers, TOKEN_HEADERS) ?? '';
-      if (tokenId === '') throw missingToken();
+      if (tokenId === '') {
+        // sys routes declared unauthenticated (sys/internal/specs/openapi) answer without one.
+        if (!help && path.startsWith('sys/') && sys.table.match(path.slice(4))?.spec.unauthenticated) {
+          await run(sys, { token: null, tokenId: '', acl: null, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
+          return;
+        }
+        throw missingToken();
+      }
       const entry = tokens.lookupCached(tokenId) ?? (await tokens.lookup(tokenId));
       if (!entry) throw invalidToken();
       const acl = policies.cachedAcl(entry.policies) ?? (await policies.aclFor(entry.policies));
@@ -221,7 +278,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
 
       const base = { token: entry, tokenId, acl };
       if (path === 'sys' || path.startsWith('sys/')) {
-        await run(sys, { ...base, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
+        await run(help ? sysHelp : sys, { ...base, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
         return;
       }
       if (path === 'auth/token' || path.startsWith('auth/token/')) {
@@ -231,7 +288,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       if (path.startsWith('auth/')) {
         let am = services.auth.match(path);
         if (!am) {
-          if (!acl.allows(path, operationOf(req))) throw permissionDenied();
+          if (!(help ? helpAllowed(acl, path) : acl.allows(path, operationOf(req)))) throw permissionDenied();
           am = await services.auth.resolve(path);
           if (!am) throw noRoute(path);
         }
@@ -240,7 +297,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       }
       let mount = mounts.match(path);
       if (!mount) {
-        if (!acl.allows(path, operationOf(req))) throw permissionDenied();
+        if (!(help ? helpAllowed(acl, path) : acl.allows(path, operationOf(req)))) throw permissionDenied();
         // Enabled on another replica a moment ago, before the bus told this one?
         mount = await mounts.resolve(path);
         if (!mount) throw noRoute(path);

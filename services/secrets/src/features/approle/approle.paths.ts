@@ -11,6 +11,10 @@ import type { AuthMountEntry } from '../auth/auth-mounts.types';
 import { applyTokenFields, TOKEN_FIELDS, tokenSettingsData, type LoginIssuer } from '../auth/token-settings';
 import type { AppRoleService, RoleEntry, SecretIdEntry } from './approle.service';
 
+/** Root help of an approle mount (`GET /v1/auth/<path>?help=1`). */
+export const APPROLE_HELP =
+  'The AppRole auth method lets machines and applications log in with a role ID and a secret ID. Roles are created under `role/` with their policies, token settings and secret ID constraints (TTL, use limit, CIDR lists); `login` needs no token and returns a client token in the `auth` block.';
+
 // Vault's framework.GenericNameRegex for role names.
 const ROLE_NAME = /^\w(?:[\w\-.]*\w)?$/;
 const str = z.string();

@@ -14,6 +14,13 @@ import type { KvService } from './kv.service';
 import type { MountService } from '../mounts/mounts.service';
 import type { StorageTx } from '../barrier/storage.types';
 
+/** Root help of a KV v1 mount (`GET /v1/<mount>?help=1`). */
+export const KV_V1_HELP =
+  'This backend provides a key-value store. It reads and writes arbitrary secrets under the mount: each key holds one JSON object, encrypted by the barrier before it reaches storage, and a write replaces the whole object (no versions). A `ttl` key in the data is returned as the lease duration of reads.';
+/** Root help of a KV v2 mount. */
+export const KV_V2_HELP =
+  'This backend provides a versioned key-value store. Secrets are written under `data/` and encrypted by the barrier before they reach storage; each key keeps a configurable number of versions (`config`, `metadata/`), readable by version number, which can be soft-deleted (`delete/`), restored (`undelete/`) or destroyed for good (`destroy/`). `subkeys/` shows the structure of a secret without its values.';
+
 const int = z.number().int();
 const bool = z.boolean();
 const str = z.string();

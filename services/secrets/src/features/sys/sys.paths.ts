@@ -15,6 +15,10 @@ import type { SysService } from './sys.service';
 import { authMountListing } from '../auth/auth-mounts.paths';
 import type { AuthMountService } from '../auth/auth-mounts.service';
 
+/** Root help of `sys/` (`GET /v1/sys?help=1`). */
+export const SYS_HELP =
+  'The system backend is built in and cannot be disabled or moved. Its paths configure and operate the server itself: initialization, sealing and unsealing, health and leader status, secrets engine mounts, auth methods, policies, capabilities, CORS and the OpenAPI document of the API.';
+
 const int = z.number().int();
 const bool = z.boolean();
 const str = z.string();

@@ -9,6 +9,10 @@ import type { PolicyService } from '../policies/policies.service';
 import type { TokenService } from './tokens.service';
 import type { TokenCreateParams, TokenEntry } from './tokens.types';
 
+/** Root help of `auth/token/` (`GET /v1/auth/token?help=1`). */
+export const TOKEN_HELP =
+  'The token auth method is built in and always enabled. Every authenticated request carries a client token, which names its policies, TTL and use limit; these paths create tokens (child or orphan), look them up, renew them and revoke them (with or without their children), by token or by accessor.';
+
 const str = z.string();
 const bool = z.boolean();
 const durationField = z.union([z.number(), z.string()]);

@@ -10,6 +10,10 @@ import type { AuthMountEntry } from '../auth/auth-mounts.types';
 import { applyTokenFields, TOKEN_FIELDS, tokenSettingsData, type LoginIssuer } from '../auth/token-settings';
 import { normaliseUsername, type UserpassService } from './userpass.service';
 
+/** Root help of a userpass mount (`GET /v1/auth/<path>?help=1`). */
+export const USERPASS_HELP =
+  'The userpass auth method authenticates with a username and a password. Users are created under `users/` with their policies and token settings; `login/<username>` needs no token and returns a client token in the `auth` block. Passwords are stored as memory-hard hashes.';
+
 // Vault's framework.GenericNameWithAtRegex for user names.
 const USERNAME = /^\w(?:[\w\-.@]*\w)?$/;
 
