@@ -318,6 +318,14 @@ describe('who may write for a node', () => {
     const renamed = await node(a.id);
     expect(renamed).toMatchObject({ Name: 'renamed', Status: 'ready', CreateIndex: before['CreateIndex'] });
     expect(lastEvent(renamed)).toMatchObject({ Message: 'Node re-registered', Subsystem: 'Cluster' });
+    // With ACLs on, the node (no token, its SecretID in the body) hears what is wrong with its
+    // body; a stranger only that it may not.
+    const aclApp = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, aclEnabled: true, heartbeat: HB }, { clock }));
+    const send = (secret: string, extra: JsonObject) => request(aclApp).put('/v1/internal/node/register').send({ Node: { ID: a.id, SecretID: secret, ...extra } });
+    expectPlain(await send(a.secret, { Status: 'asleep' }), 400, 'invalid status for node: "asleep"');
+    expectPlain(await send(randomUUID(), { Status: 'asleep' }), 403, 'Permission denied');
+    expectPlain(await send(randomUUID(), { Status: 'ready' }), 403, 'Permission denied');
+    expect((await send(a.secret, { Name: 'renamed', Status: 'ready' })).status).toBe(200);
   });
 
   it('allocation reports need the node own secret', async () => {

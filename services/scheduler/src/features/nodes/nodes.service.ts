@@ -204,9 +204,11 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (!UUID.test(id)) throw bad('missing node ID for client registration');
       const secret = typeof raw['SecretID'] === 'string' ? raw['SecretID'] : '';
       if (secret === '') throw bad('missing node secret ID for client registration');
-      const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
-      if (!NODE_STATUSES.includes(status)) throw bad(`invalid status for node: ${JSON.stringify(status)}`);
       const secretHash = sha256Hex(secret);
+      // The node itself (its own SecretID) hears what is wrong with the rest of its body.
+      const owner = may || (await nodeStore.get(deps.prisma, id).then((n) => n !== null && safeEqual(n.secretHash, secretHash)));
+      const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
+      if (!NODE_STATUSES.includes(status)) throw owner ? new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`) : denied();
       let ttlMs = 0;
       let numNodes = 0;
       const mayTouchAllocs = status === 'down' || (raw['DrainStrategy'] !== undefined && raw['DrainStrategy'] !== null);
