@@ -26,6 +26,11 @@ import type { AuthMountEntry, AuthType } from '../features/auth/auth-mounts.type
 import { createUserpassPaths } from '../features/userpass/userpass.paths';
 import { createAppRolePaths } from '../features/approle/approle.paths';
 import type { SecretsServices } from '../services';
+import { createLoginIssuer } from '../features/auth/token-settings';
+import { createLoginRenewalCheck } from '../features/auth/login-renewal';
+import { createNamespacePaths } from '../features/namespaces/namespaces.paths';
+import { namespaceNotFound } from '../features/namespaces/namespaces.service';
+import { ROOT_NAMESPACE, tokenNamespaceId, type NamespaceEntry, type NamespaceScope } from '../features/namespaces/namespaces.types';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
 import { API_METHODS } from './client-errors';
@@ -62,6 +67,12 @@ function hasPeriodSegment(path: string): boolean {
   return false;
 }
 
+/** The spec's X-Secrets-Namespace, else the anchor's X-Vault-Namespace ('' when neither). */
+function namespaceHeader(req: Request): string {
+  const value = req.headers['x-secrets-namespace'] ?? req.headers['x-vault-namespace'];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
 const noRoute = (path: string): AppError => new AppError(404, [`no handler for route ${JSON.stringify(path)}. route entry not found.`]);
 
 const extraOf = (res: Response): SecretsExtra => (res.locals as Record<string, unknown>)[EXTRA_KEY] as SecretsExtra;
@@ -69,8 +80,25 @@ const extraOf = (res: Response): SecretsExtra => (res.locals as Record<string, u
 /** sys/internal/ui/mounts answers every token by what its policies reach (acl.ts `hasMountAccess`): no capability on the path itself. */
 const needsNoCapability = (x: SecretsExtra, path: string): boolean => x.mountPath === 'sys/' && path.startsWith('internal/ui/mounts');
 
+/** The dispatchers of one namespace: its sys, token, KV v1 (mount checks) and auth-method tables. */
+interface ScopeDispatchers {
+  sys: Dispatcher<SecretsExtra>;
+  token: Dispatcher<SecretsExtra>;
+  kv1: Dispatcher<SecretsExtra>;
+  authMethods: Record<AuthType, Dispatcher<SecretsExtra>>;
+}
+
+/** What a request resolved before its table runs: the token, its ACL, the namespace. */
+interface Caller {
+  token: SecretsExtra['token'];
+  tokenId: string;
+  acl: SecretsExtra['acl'];
+  namespace: NamespaceEntry;
+  aclPrefix: string;
+}
+
 export function createV1Handler(services: SecretsServices, options: { requireRequestHeader: boolean }): RequestHandler & { tables: MountedTable[] } {
-  const { barrier, tokens, policies, mounts } = services;
+  const { barrier, tokens, namespaces } = services;
 
   const respond: MountOptions<SecretsExtra>['respond'] = (ctx, result, res) => {
     writeLogical(res, { requestId: ctx.requestId, mountType: ctx.extra.mountType, unknownParams: ctx.unknownParams }, result);
@@ -96,7 +124,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     const acl = x.acl;
     if (!acl) throw permissionDenied();
     if (acl.root || needsNoCapability(x, path)) return;
-    const bits = acl.capabilities(x.mountPath + path);
+    const bits = acl.capabilities(x.aclPrefix + x.mountPath + path);
     if ((bits & CAP.deny) !== 0 || bits === 0) throw permissionDenied();
   };
   const useToken = async (x: SecretsExtra): Promise<void> => {
@@ -122,26 +150,58 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     unsupportedOperation: () => new AppError(405, []),
     invalidRequest: () => new AppError(400, []),
   });
-  const sysSpecs = [...createSysPaths({ sys: services.sys, mounts, policies, auth: services.auth }), ...createAuthMountPaths({ auth: services.auth, tokens }), ...createCorsPaths({ cors: services.cors })];
-  const sys = createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' });
-  const token = createDispatcher(createTokenPaths({ tokens, policies, now: () => services.clock.now(), checkRenewal: services.loginRenewal }), { ...common, prefix: '/v1/auth/token' });
-  const kv1 = createDispatcher(createKvV1Paths({ kv: services.kv, mounts: services.mounts }), { ...common, prefix: '/v1/:mount' });
   const kv2 = createDispatcher(createKvV2Paths({ kv: services.kv }), { ...common, prefix: '/v1/:mount' });
-  // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.
-  const authMethods: Record<AuthType, Dispatcher<SecretsExtra>> = {
-    userpass: createDispatcher(createUserpassPaths({ userpass: services.userpass, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
-    approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer: services.loginIssuer }), { ...common, prefix: '/v1/auth/:mount' }),
+  const namespacePaths = createNamespacePaths({ namespaces });
+
+  /**
+   * The tables of one namespace, over its mounts, policies and auth methods. Root-only
+   * APIs (sys/config/cors; the raw sys routes, served before namespaces are resolved) are
+   * in the root namespace's tables only ("Some APIs exist only in limited namespaces").
+   */
+  const buildDispatchers = (scope: NamespaceScope): ScopeDispatchers => {
+    const root = scope.ns.path === '';
+    const namespaceId = tokenNamespaceId(scope.ns);
+    const issuer = root ? services.loginIssuer : createLoginIssuer({ tokens, namespaceId });
+    const checkRenewal = root ? services.loginRenewal : createLoginRenewalCheck({ auth: scope.auth, userpass: services.userpass, approle: services.approle });
+    const sysSpecs = [
+      ...createSysPaths({ sys: services.sys, mounts: scope.mounts, policies: scope.policies, auth: scope.auth }),
+      ...createAuthMountPaths({ auth: scope.auth, tokens }),
+      ...(root ? createCorsPaths({ cors: services.cors }) : []),
+      ...namespacePaths,
+    ];
+    return {
+      sys: createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' }),
+      token: createDispatcher(createTokenPaths({ tokens, policies: scope.policies, now: () => services.clock.now(), checkRenewal }), { ...common, prefix: '/v1/auth/token' }),
+      kv1: createDispatcher(createKvV1Paths({ kv: services.kv, mounts: scope.mounts }), { ...common, prefix: '/v1/:mount' }),
+      // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.
+      authMethods: {
+        userpass: createDispatcher(createUserpassPaths({ userpass: services.userpass, issuer }), { ...common, prefix: '/v1/auth/:mount' }),
+        approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer }), { ...common, prefix: '/v1/auth/:mount' }),
+      },
+    };
   };
-  const serveAuth = (am: AuthMountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
-    run(authMethods[am.type], { ...x, mount: null, authMount: am, mountPath: `auth/${am.path}`, mountType: am.type }, req, res, done, path.slice(5 + am.path.length));
+  const rootScope: NamespaceScope = { ns: ROOT_NAMESPACE, mounts: services.mounts, policies: services.policies, auth: services.auth };
+  const rootDispatchers = buildDispatchers(rootScope);
+  // Made on a namespace's first request; dropped with its scope (a deleted namespace).
+  const scoped = new WeakMap<NamespaceScope, ScopeDispatchers>();
+  const dispatchersOf = (scope: NamespaceScope): ScopeDispatchers => {
+    if (scope.ns.path === '') return rootDispatchers;
+    let d = scoped.get(scope);
+    if (!d) scoped.set(scope, (d = buildDispatchers(scope)));
+    return d;
+  };
+  const scopeOf = (ns: NamespaceEntry): NamespaceScope | Promise<NamespaceScope> => namespaces.cachedScope(ns) ?? namespaces.scope(ns);
+
+  const serveAuth = (d: ScopeDispatchers, am: AuthMountEntry, x: Caller, req: Request, res: Response, done: NextFunction, path: string) =>
+    run(d.authMethods[am.type], { ...x, mount: null, authMount: am, mountPath: `auth/${am.path}`, mountType: am.type }, req, res, done, path.slice(5 + am.path.length));
   /** Whether a request may be a login (a write under an auth method other than token). */
   const mayBeLogin = (req: Request, path: string): boolean =>
     (req.method === 'POST' || req.method === 'PUT') && path.startsWith('auth/') && !path.startsWith('auth/token/');
   /** The auth method of a login request (a write to a path its table marks unauthenticated). */
-  const loginMethod = async (path: string): Promise<AuthMountEntry | undefined> => {
-    const am = await services.auth.resolve(path);
+  const loginMethod = async (scope: NamespaceScope, d: ScopeDispatchers, path: string): Promise<AuthMountEntry | undefined> => {
+    const am = await scope.auth.resolve(path);
     if (!am) return undefined;
-    return authMethods[am.type].table.match(path.slice(5 + am.path.length))?.spec.unauthenticated ? am : undefined;
+    return d.authMethods[am.type].table.match(path.slice(5 + am.path.length))?.spec.unauthenticated ? am : undefined;
   };
 
   const run = (d: Dispatcher<SecretsExtra>, extra: SecretsExtra, req: Request, res: Response, next: NextFunction, rel: string): Promise<void> => {
@@ -149,10 +209,10 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     return d.decoded(req, res, next, rel);
   };
   // (Functions of the handler, not closures made per request.)
-  const serveKv = (m: MountEntry, x: { token: SecretsExtra['token']; tokenId: string; acl: SecretsExtra['acl'] }, req: Request, res: Response, done: NextFunction, path: string) =>
+  const serveKv = (d: ScopeDispatchers, m: MountEntry, x: Caller, req: Request, res: Response, done: NextFunction, path: string) =>
     run(
-      m.options.version === '2' ? kv2 : kv1,
-      { token: x.token, tokenId: x.tokenId, acl: x.acl, mount: m, mountPath: m.path, mountType: 'kv' },
+      m.options.version === '2' ? kv2 : d.kv1,
+      { token: x.token, tokenId: x.tokenId, acl: x.acl, namespace: x.namespace, aclPrefix: x.aclPrefix, mount: m, mountPath: m.path, mountType: 'kv' },
       req,
       res,
       done,
@@ -162,12 +222,12 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
   // The tables this handler dispatches to (recorded on the app so tests can walk them).
   const tables = [
     { prefix: '/v1/sys', table: raw.table, label: 'sys-raw' },
-    { prefix: '/v1/sys', table: sys.table, label: 'sys' },
-    { prefix: '/v1/auth/token', table: token.table, label: 'token' },
-    { prefix: '/v1/:mount', table: kv1.table, label: 'kv-v1' },
+    { prefix: '/v1/sys', table: rootDispatchers.sys.table, label: 'sys' },
+    { prefix: '/v1/auth/token', table: rootDispatchers.token.table, label: 'token' },
+    { prefix: '/v1/:mount', table: rootDispatchers.kv1.table, label: 'kv-v1' },
     { prefix: '/v1/:mount', table: kv2.table, label: 'kv-v2' },
-    { prefix: '/v1/auth/:mount', table: authMethods.userpass.table, label: 'auth-userpass' },
-    { prefix: '/v1/auth/:mount', table: authMethods.approle.table, label: 'auth-approle' },
+    { prefix: '/v1/auth/:mount', table: rootDispatchers.authMethods.userpass.table, label: 'auth-userpass' },
+    { prefix: '/v1/auth/:mount', table: rootDispatchers.authMethods.approle.table, label: 'auth-approle' },
   ] as MountedTable[];
 
   const handler: RequestHandler = async (req, res, next) => {
@@ -183,18 +243,18 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         throw new AppError(412, ["missing 'X-Secrets-Request' header: it must be sent with the value true"]);
       }
       // Decoded once, here (routing needs the mount): the dispatcher takes it as it is.
-      const path = decodePath(req.path.slice(1));
-      const ns = req.headers['x-secrets-namespace'] ?? req.headers['x-vault-namespace'];
-      if (typeof ns === 'string' && !['', 'root', 'root/', '/'].includes(ns.trim())) throw new AppError(404, ['namespace not found']);
+      const fullPath = decodePath(req.path.slice(1));
       if (req.method === 'PATCH') {
         const ct = req.headers['content-type'] ?? '';
         const media = ct.split(';')[0]?.trim().toLowerCase() ?? '';
         if (media !== MERGE_PATCH) throw new AppError(415, [`PATCH requires Content-Type of ${MERGE_PATCH}, provided ${ct}`]);
       }
 
-      if (path.startsWith('sys/') && RAW_SYS.has(path.slice(4).replace(/\/$/, ''))) {
-        const extra: SecretsExtra = { token: null, tokenId: '', acl: null, mount: null, mountPath: 'sys/', mountType: 'system' };
-        await run(raw, extra, req, res, next, path.slice(4));
+      // The raw sys routes belong to the whole server, not to a namespace: served whatever
+      // the namespace header says (hashi-vault-js sends one, empty, on sys/health).
+      if (fullPath.startsWith('sys/') && RAW_SYS.has(fullPath.slice(4).replace(/\/$/, ''))) {
+        const extra: SecretsExtra = { token: null, tokenId: '', acl: null, mount: null, mountPath: 'sys/', mountType: 'system', namespace: ROOT_NAMESPACE, aclPrefix: '' };
+        await run(raw, extra, req, res, next, fullPath.slice(4));
         return;
       }
       // Unsealed implies initialized: only a sealed barrier needs the stored answer.
@@ -203,11 +263,27 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         throw sealedError();
       }
 
+      // Spec "Authentication" 3: the namespace from the header, then from leading path
+      // segments; `ns1/` + `ns2/secret/x` is `ns1/ns2/secret/x` either way.
+      const header = namespaceHeader(req);
+      let ns = ROOT_NAMESPACE;
+      let path = fullPath;
+      if (header !== '' || namespaces.any()) {
+        const resolved = await namespaces.resolve(header, fullPath);
+        if (!resolved) throw namespaceNotFound();
+        ns = resolved.ns;
+        path = resolved.path;
+      }
+      // Spec "Authentication" 4: a hosted server serves namespaces only.
+      if (services.hosted && ns.path === '') throw permissionDenied();
+      const scope = await scopeOf(ns);
+      const d = dispatchersOf(scope);
+
       // Logins need no token (spec "Authentication" 2): served before the token check.
-      const login = mayBeLogin(req, path) ? await loginMethod(path) : undefined;
+      const login = mayBeLogin(req, path) ? await loginMethod(scope, d, path) : undefined;
       if (login) {
         if (hasPeriodSegment(path)) throw unsupportedPath();
-        await serveAuth(login, { token: null, tokenId: '', acl: null }, req, res, next, path);
+        await serveAuth(d, login, { token: null, tokenId: '', acl: null, namespace: ns, aclPrefix: '' }, req, res, next, path);
         return;
       }
       // Cached tokens and ACLs are taken without waiting; the rest is loaded.
@@ -215,38 +291,50 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       if (tokenId === '') throw missingToken();
       const entry = tokens.lookupCached(tokenId) ?? (await tokens.lookup(tokenId));
       if (!entry) throw invalidToken();
+      // A token works in its own namespace and below it, with its own namespace's
+      // policies, whose paths are relative to that namespace (Vault's semantics).
+      let tokenScope = scope;
+      if (entry.namespaceId !== tokenNamespaceId(ns)) {
+        const tokenNs = entry.namespaceId === undefined ? ROOT_NAMESPACE : await namespaces.lookupById(entry.namespaceId);
+        if (!tokenNs) throw invalidToken();
+        if (!ns.path.startsWith(tokenNs.path)) throw permissionDenied();
+        tokenScope = await scopeOf(tokenNs);
+      }
+      const policies = tokenScope.policies;
       const acl = policies.cachedAcl(entry.policies) ?? (await policies.aclFor(entry.policies));
+      const aclPrefix = ns.path.slice(tokenScope.ns.path.length);
       // Spec: a path parameter must not end in a period (also rejects `.` and `..`).
       if (hasPeriodSegment(path)) throw unsupportedPath();
 
-      const base = { token: entry, tokenId, acl };
+      const base: Caller = { token: entry, tokenId, acl, namespace: ns, aclPrefix };
       if (path === 'sys' || path.startsWith('sys/')) {
-        await run(sys, { ...base, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
+        await run(d.sys, { ...base, mount: null, mountPath: 'sys/', mountType: 'system' }, req, res, next, path.slice(4));
         return;
       }
       if (path === 'auth/token' || path.startsWith('auth/token/')) {
-        await run(token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
+        await run(d.token, { ...base, mount: null, mountPath: 'auth/token/', mountType: 'token' }, req, res, next, path.slice('auth/token/'.length));
         return;
       }
       if (path.startsWith('auth/')) {
-        let am = services.auth.match(path);
+        let am = scope.auth.match(path);
         if (!am) {
-          if (!acl.allows(path, operationOf(req))) throw permissionDenied();
-          am = await services.auth.resolve(path);
+          if (!acl.allows(aclPrefix + path, operationOf(req))) throw permissionDenied();
+          am = await scope.auth.resolve(path);
           if (!am) throw noRoute(path);
         }
-        await serveAuth(am, base, req, res, next, path);
+        await serveAuth(d, am, base, req, res, next, path);
         return;
       }
+      const mounts = scope.mounts;
       let mount = mounts.match(path);
       if (!mount) {
-        if (!acl.allows(path, operationOf(req))) throw permissionDenied();
+        if (!acl.allows(aclPrefix + path, operationOf(req))) throw permissionDenied();
         // Enabled on another replica a moment ago, before the bus told this one?
         mount = await mounts.resolve(path);
         if (!mount) throw noRoute(path);
       }
       let stale = false;
-      await serveKv(mount, base, req, res, (err?: unknown) => {
+      await serveKv(d, mount, base, req, res, (err?: unknown) => {
         if (err instanceof StaleMountError) stale = true;
         else next(err);
       }, path);
@@ -256,7 +344,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       await mounts.refresh();
       const again = mounts.match(path);
       if (!again) throw noRoute(path);
-      await serveKv(again, base, req, res, next, path);
+      await serveKv(d, again, base, req, res, next, path);
     } catch (err) {
       next(err);
     }

@@ -355,7 +355,7 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
           const data: Record<string, unknown> = {};
           for (const p of paths) {
             const clean = p.replace(/^\/+/, '');
-            data[p] = acl ? acl.capabilityNames(clean) : ['deny'];
+            data[p] = acl ? acl.capabilityNames(ctx.extra.aclPrefix + clean) : ['deny'];
           }
           if (paths.length === 1) data.capabilities = data[paths[0] as string];
           return respondWith({ data, injectTopLevel: true });
@@ -383,7 +383,7 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
           // it. The single-mount form answers 403 for a mount the caller cannot reach and
           // for a path under no mount alike, so it cannot be used to probe for mounts.
           const acl = ctx.extra.acl;
-          const reaches = (mountPath: string): boolean => acl !== null && acl.hasMountAccess(mountPath);
+          const reaches = (mountPath: string): boolean => acl !== null && acl.hasMountAccess(ctx.extra.aclPrefix + mountPath);
           if (ctx.data.path === '') {
             await mounts.refresh();
             const secret: Record<string, unknown> = {};

@@ -7,6 +7,7 @@ import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsOpContext, type SecretsPathSpec } from '../../http/request-context';
 import type { PolicyService } from '../policies/policies.service';
 import type { TokenService } from './tokens.service';
+import { tokenNamespaceId } from '../namespaces/namespaces.types';
 import type { TokenCreateParams, TokenEntry } from './tokens.types';
 
 const str = z.string();
@@ -99,7 +100,7 @@ export function createTokenPaths(deps: {
     const period = seconds(ctx.data.period, 'period') ?? 0;
     if (period > 0) throw badRequest('periodic tokens are not supported by this server');
     if ((ctx.data.entity_alias ?? '') !== '') throw badRequest('entity aliases are not supported by this server');
-    const privileged = acl?.root === true || acl?.allows(`auth/token/${orphan ? 'create-orphan' : 'create'}`, 'sudo') === true;
+    const privileged = acl?.root === true || acl?.allows(`${ctx.extra.aclPrefix}auth/token/${orphan ? 'create-orphan' : 'create'}`, 'sudo') === true;
     const params: TokenCreateParams = {
       id: ctx.data.id,
       policies: commaList(ctx.data.policies),
@@ -113,6 +114,7 @@ export function createTokenPaths(deps: {
       numUses: ctx.data.num_uses,
       type: ctx.data.type,
       viaOrphanEndpoint: orphan,
+      namespaceId: tokenNamespaceId(ctx.extra.namespace),
     };
     const { id, entry } = await tokens.create(caller, params, privileged);
     const warnings: string[] = [];
@@ -269,8 +271,8 @@ export function createTokenPaths(deps: {
       summary: 'List the accessors of all tokens (root or sudo).',
       sudo: true,
       operations: {
-        async list() {
-          const keys = await tokens.listAccessors();
+        async list(ctx) {
+          const keys = await tokens.listAccessors(tokenNamespaceId(ctx.extra.namespace));
           if (keys.length === 0) throw notFound();
           return respondWith({ data: { keys } });
         },
@@ -284,7 +286,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.token) throw badRequest('missing token');
-          if (!ctx.extra.acl?.allows('auth/token/revoke-orphan', 'sudo')) throw permissionDenied();
+          if (!ctx.extra.acl?.allows(`${ctx.extra.aclPrefix}auth/token/revoke-orphan`, 'sudo')) throw permissionDenied();
           const entry = await tokens.lookup(ctx.data.token);
           if (entry) await tokens.revokeOrphan(entry.hash);
         },

@@ -1,0 +1,339 @@
+// Issue 28, item 1: namespaces (sys/namespaces, header and path-prefix forms, per-namespace
+// mounts, policies and tokens, the hosted mode) against a real database and bus.
+import request from 'supertest';
+import { createListener, type Listener } from '@selfstack/http-kit';
+import { MULTI_DENIED, initAndUnseal, startHarness, type Harness } from './harness';
+
+// node-vault is CommonJS without types.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const nodeVault = require('node-vault') as (options: Record<string, unknown>) => {
+  write(path: string, data: Record<string, unknown>): Promise<unknown>;
+  read(path: string): Promise<{ data: Record<string, unknown> }>;
+  mounts(): Promise<{ data: Record<string, unknown> }>;
+};
+
+const NS_ID = /^[A-Za-z0-9]{5}$/;
+
+describe('namespaces', () => {
+  let h: Harness;
+  let root = '';
+  let unsealKey = '';
+  const as = (t: string, ns?: string) => ({ 'X-Vault-Token': t, ...(ns === undefined ? {} : { 'X-Secrets-Namespace': ns }) });
+  const post = (path: string, token: string, body: Record<string, unknown> = {}, ns?: string) => request(h.app).post(`/v1/${path}`).set(as(token, ns)).send(body);
+  const get = (path: string, token: string, ns?: string) => request(h.app).get(`/v1/${path}`).set(as(token, ns));
+  const list = (path: string, token: string, ns?: string) => request(h.app).get(`/v1/${path}?list=true`).set(as(token, ns));
+  const del = (path: string, token: string, ns?: string) => request(h.app).delete(`/v1/${path}`).set(as(token, ns));
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const init = await initAndUnseal(h.app);
+    root = init.rootToken;
+    unsealKey = init.keys[0] as string;
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  describe('sys/namespaces', () => {
+    it('lists nothing (404) before any namespace exists', async () => {
+      const r = await list('sys/namespaces', root);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ errors: [] });
+    });
+
+    it('creates, reads and lists namespaces in the anchor shape', async () => {
+      const created = await post('sys/namespaces/ns1', root, { custom_metadata: { team: 'a' } });
+      expect(created.status).toBe(200);
+      expect(created.headers['content-type']).toMatch(/application\/json/);
+      expect(created.body.data).toEqual({ id: expect.stringMatching(NS_ID), path: 'ns1/', custom_metadata: { team: 'a' } });
+
+      const read = await get('sys/namespaces/ns1', root);
+      expect(read.status).toBe(200);
+      expect(read.body.data).toEqual(created.body.data);
+
+      const l = await list('sys/namespaces', root);
+      expect(l.status).toBe(200);
+      expect(l.body.data).toEqual({ keys: ['ns1/'], key_info: { 'ns1/': created.body.data } });
+      // GET without list=true answers the same list.
+      expect((await get('sys/namespaces', root)).body.data).toEqual(l.body.data);
+    });
+
+    it('creates nested namespaces by header, by path and split, all the same namespace', async () => {
+      const byHeader = await post('sys/namespaces/ns2', root, {}, 'ns1/');
+      expect(byHeader.status).toBe(200);
+      // Paths are relative to the namespace the request is made in.
+      expect(byHeader.body.data).toMatchObject({ path: 'ns2/', custom_metadata: {} });
+      const id = byHeader.body.data.id as string;
+      expect((await get('sys/namespaces/ns1/ns2', root)).body.data).toEqual({ id, path: 'ns1/ns2/', custom_metadata: {} });
+      expect((await get('ns1/sys/namespaces/ns2', root)).body.data).toEqual({ id, path: 'ns2/', custom_metadata: {} });
+      expect((await get('sys/namespaces/ns2', root, 'ns1')).body.data.id).toBe(id);
+      // Only direct children are listed.
+      expect((await list('sys/namespaces', root)).body.data.keys).toEqual(['ns1/']);
+      expect((await list('sys/namespaces', root, 'ns1/')).body.data.keys).toEqual(['ns2/']);
+      expect((await list('sys/namespaces', root, 'ns1/ns2/')).status).toBe(404);
+    });
+
+    it('replaces metadata on POST and merges it on PATCH', async () => {
+      await post('sys/namespaces/meta', root, { custom_metadata: { a: '1', b: '2' } }).expect(200);
+      const replaced = await post('sys/namespaces/meta', root, { custom_metadata: { c: '3' } });
+      expect(replaced.body.data.custom_metadata).toEqual({ c: '3' });
+      const patched = await request(h.app)
+        .patch('/v1/sys/namespaces/meta')
+        .set({ ...as(root), 'Content-Type': 'application/merge-patch+json' })
+        .send(JSON.stringify({ custom_metadata: { c: null, d: '4' } }));
+      expect(patched.status).toBe(200);
+      expect(patched.body.data).toMatchObject({ path: 'meta/', custom_metadata: { d: '4' } });
+      const missing = await request(h.app)
+        .patch('/v1/sys/namespaces/nope')
+        .set({ ...as(root), 'Content-Type': 'application/merge-patch+json' })
+        .send(JSON.stringify({ custom_metadata: { d: '4' } }));
+      expect(missing.status).toBe(404);
+      expect(missing.body).toEqual({ errors: ['namespace not found'] });
+      await del('sys/namespaces/meta', root).expect(204);
+    });
+
+    it('refuses bad names and values with 400', async () => {
+      for (const [name, message] of [
+        ['sys', '"sys" is a reserved path and cannot be used as a namespace name'],
+        ['auth', '"auth" is a reserved path and cannot be used as a namespace name'],
+        ['bad%20name', 'invalid namespace name "bad name": letters, digits, \'-\' and \'_\' only'],
+        ['missing/child', 'parent namespace "missing/" does not exist'],
+      ]) {
+        const r = await post(`sys/namespaces/${name}`, root, {});
+        expect(r.status).toBe(400);
+        expect(r.body).toEqual({ errors: [message] });
+      }
+      const badMeta = await post('sys/namespaces/x', root, { custom_metadata: { a: 1 } });
+      expect(badMeta.status).toBe(400);
+      expect(badMeta.body.errors).toHaveLength(1);
+      const nullMeta = await post('sys/namespaces/x', root, { custom_metadata: { a: null } });
+      expect(nullMeta.status).toBe(400);
+      expect(nullMeta.body).toEqual({ errors: ['custom_metadata: the value of "a" must be a string'] });
+      // A namespace may not shadow a mount of its parent.
+      const shadow = await post('sys/namespaces/secret', root, {});
+      expect(shadow.status).toBe(400);
+      expect(shadow.body).toEqual({ errors: ['path is already in use at secret/'] });
+    });
+
+    it('answers 404 namespace not found for an unknown namespace, by header', async () => {
+      for (const header of ['X-Secrets-Namespace', 'X-Vault-Namespace']) {
+        const r = await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': root, [header]: 'nope/' });
+        expect(r.status).toBe(404);
+        expect(r.body).toEqual({ errors: ['namespace not found'] });
+      }
+      // Root by name, and the raw sys routes whatever the header says.
+      expect((await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': root, 'X-Vault-Namespace': 'root' })).status).toBe(200);
+      expect((await request(h.app).get('/v1/sys/health').set({ 'X-Vault-Namespace': 'nope/' })).status).toBe(200);
+    });
+  });
+
+  describe('mount isolation', () => {
+    it('has no mounts in a new namespace; secret/ there is distinct from root secret/', async () => {
+      const mounts = await get('sys/mounts', root, 'ns1/');
+      expect(mounts.status).toBe(200);
+      // Only the system backend, as a fresh Vault namespace (no `secret/`).
+      expect(Object.keys(mounts.body.data)).toEqual(['sys/']);
+      const noMount = await get('secret/data/x', root, 'ns1/');
+      expect(noMount.status).toBe(404);
+
+      await post('sys/mounts/secret', root, { type: 'kv', options: { version: '2' } }, 'ns1/').expect(204);
+      expect(Object.keys((await get('sys/mounts', root, 'ns1/')).body.data).sort()).toEqual(['secret/', 'sys/']);
+
+      await post('secret/data/x', root, { data: { where: 'root' } }).expect(200);
+      await post('secret/data/x', root, { data: { where: 'ns1' } }, 'ns1/').expect(200);
+      expect((await get('secret/data/x', root)).body.data.data).toEqual({ where: 'root' });
+      expect((await get('secret/data/x', root, 'ns1/')).body.data.data).toEqual({ where: 'ns1' });
+      // The path-prefix form and the split form reach the same mount.
+      expect((await get('ns1/secret/data/x', root)).body.data.data).toEqual({ where: 'ns1' });
+      await post('sys/mounts/kv1', root, { type: 'kv' }, 'ns1/ns2/').expect(204);
+      await post('kv1/a', root, { v: 'deep' }, 'ns1/').expect(404);
+      await post('ns2/kv1/a', root, { v: 'deep' }, 'ns1/').expect(204);
+      for (const [path, ns] of [
+        ['kv1/a', 'ns1/ns2/'],
+        ['ns1/ns2/kv1/a', undefined],
+        ['ns2/kv1/a', 'ns1'],
+        ['kv1/a', '/ns1/ns2'],
+      ] as const) {
+        const r = await get(path, root, ns);
+        expect(r.status).toBe(200);
+        expect(r.body.data).toEqual({ v: 'deep' });
+      }
+      // The root namespace's mount list does not show the namespace's mounts.
+      expect(Object.keys((await get('sys/mounts', root)).body.data)).not.toContain('kv1/');
+    });
+  });
+
+  describe('policies and tokens', () => {
+    let nsToken = '';
+    let parentToken = '';
+    it('keeps policies per namespace, each with its own default', async () => {
+      expect((await list('sys/policies/acl', root, 'ns1/')).body.data.keys).toEqual(['default']);
+      await post('sys/policies/acl/reader', root, { policy: 'path "secret/data/*" { capabilities = ["read"] }' }, 'ns1/').expect(204);
+      expect((await list('sys/policies/acl', root, 'ns1/')).body.data.keys).toEqual(['default', 'reader']);
+      expect((await list('sys/policies/acl', root)).body.data.keys).toEqual(['default']);
+      expect((await get('sys/policies/acl/reader', root)).status).toBe(404);
+    });
+
+    it('issues namespace tokens (suffixed with the namespace id) under the namespace policies', async () => {
+      const nsId = (await get('sys/namespaces/ns1', root)).body.data.id as string;
+      const created = await post('auth/token/create', root, { policies: ['reader'] }, 'ns1/');
+      expect(created.status).toBe(200);
+      nsToken = created.body.auth.client_token;
+      expect(nsToken.endsWith(`.${nsId}`)).toBe(true);
+      expect(created.body.auth.policies).toEqual(['default', 'reader']);
+      expect(created.body.warnings ?? []).toEqual([]);
+      // Reads in its namespace under its policy; no write.
+      expect((await get('secret/data/x', nsToken, 'ns1/')).body.data.data).toEqual({ where: 'ns1' });
+      expect((await get('ns1/secret/data/x', nsToken)).status).toBe(200);
+      const write = await post('secret/data/x', nsToken, { data: {} }, 'ns1/');
+      expect(write.status).toBe(403);
+      expect(write.body).toEqual({ errors: [MULTI_DENIED] });
+      // Not usable in the parent (root) namespace.
+      const inRoot = await get('secret/data/x', nsToken);
+      expect(inRoot.status).toBe(403);
+      expect(inRoot.body).toEqual({ errors: [MULTI_DENIED] });
+      // lookup-self works in its namespace.
+      expect((await get('auth/token/lookup-self', nsToken, 'ns1/')).body.data.policies).toEqual(['default', 'reader']);
+    });
+
+    it('lets a parent-namespace token act in a child, its policy paths relative to its own namespace', async () => {
+      await post('sys/policies/acl/child-reader', root, { policy: 'path "ns1/secret/data/*" { capabilities = ["read"] }\npath "secret/data/*" { capabilities = ["read", "update", "create"] }' }).expect(204);
+      parentToken = (await post('auth/token/create', root, { policies: ['child-reader'] })).body.auth.client_token;
+      expect(parentToken).not.toMatch(/\.[A-Za-z0-9]{5}$/);
+      expect((await get('secret/data/x', parentToken, 'ns1/')).body.data.data).toEqual({ where: 'ns1' });
+      const w = await post('secret/data/x', parentToken, { data: { no: 'pe' } }, 'ns1/');
+      expect(w.status).toBe(403);
+      // In its own namespace `secret/data/*` grants writes.
+      expect((await post('secret/data/y', parentToken, { data: { ok: '1' } })).status).toBe(200);
+      // A namespace token cannot reach its parent's policies: `reader` of ns1 gives nothing in ns1/ns2.
+      expect((await get('kv1/a', nsToken, 'ns1/ns2/')).status).toBe(403);
+      expect((await get('kv1/a', root, 'ns1/ns2/')).status).toBe(200);
+    });
+
+    it('keeps each namespace its own token accessors', async () => {
+      const inNs = await list('auth/token/accessors', root, 'ns1/');
+      expect(inNs.status).toBe(200);
+      expect(inNs.body.data.keys).toHaveLength(1);
+      const lookup = await post('auth/token/lookup-accessor', root, { accessor: inNs.body.data.keys[0] }, 'ns1/');
+      expect(lookup.status).toBe(200);
+      expect(lookup.body.data.policies).toEqual(['default', 'reader']);
+    });
+
+    it('refuses to delete a namespace with children, then deletes one with its mounts, policies and tokens', async () => {
+      const refused = await del('sys/namespaces/ns1', root);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ errors: ['cannot delete namespace "ns1/" containing child namespaces'] });
+      const ns2 = (await get('sys/namespaces/ns1/ns2', root)).body.data.id as string;
+      const kv1 = (await get('sys/mounts/kv1', root, 'ns1/ns2/')).body.data.uuid as string;
+      const stored = async (prefix: string): Promise<number> => {
+        const rows = await h.prisma.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM secrets.entries WHERE path LIKE $1', `${prefix}%`);
+        return Number(rows[0]?.n ?? 0);
+      };
+      expect(await stored(`namespaces/${ns2}/`)).toBeGreaterThan(0);
+      expect(await stored(`logical/${kv1}/`)).toBe(1);
+      await del('sys/namespaces/ns2', root, 'ns1/').expect(204);
+      expect(await stored(`namespaces/${ns2}/`)).toBe(0);
+      expect(await stored(`logical/${kv1}/`)).toBe(0);
+      expect((await get('sys/mounts', root, 'ns1/ns2/')).body).toEqual({ errors: ['namespace not found'] });
+      await del('sys/namespaces/ns1', root).expect(204);
+      // Its token is revoked, its data and tables gone.
+      const gone = await get('auth/token/lookup-self', nsToken);
+      expect(gone.status).toBe(403);
+      expect((await list('sys/namespaces', root)).status).toBe(404);
+      // Created again: a new, empty namespace (no mounts, only the default policy).
+      await post('sys/namespaces/ns1', root).expect(200);
+      expect(Object.keys((await get('sys/mounts', root, 'ns1/')).body.data)).toEqual(['sys/']);
+      expect((await list('sys/policies/acl', root, 'ns1/')).body.data.keys).toEqual(['default']);
+      // Deleting a namespace that does not exist is a no-op.
+      await del('sys/namespaces/never', root).expect(204);
+      await del('sys/namespaces/ns1', root).expect(204);
+    });
+  });
+
+  describe('auth methods in a namespace', () => {
+    it('issues login tokens that belong to the namespace', async () => {
+      await post('sys/namespaces/team', root).expect(200);
+      await post('sys/auth/userpass', root, { type: 'userpass' }, 'team/').expect(204);
+      expect((await get('sys/auth', root)).body.data['userpass/']).toBeUndefined();
+      await post('auth/userpass/users/alice', root, { password: 'pw-alice-1', token_policies: 'default' }, 'team/').expect(204);
+      const login = await request(h.app).post('/v1/team/auth/userpass/login/alice').send({ password: 'pw-alice-1' });
+      expect(login.status).toBe(200);
+      const token = login.body.auth.client_token as string;
+      const teamId = (await get('sys/namespaces/team', root)).body.data.id as string;
+      expect(token.endsWith(`.${teamId}`)).toBe(true);
+      expect((await get('auth/token/lookup-self', token, 'team')).status).toBe(200);
+      expect((await get('auth/token/lookup-self', token)).status).toBe(403);
+      // Root has no userpass method: the same login there is no route.
+      expect((await request(h.app).post('/v1/auth/userpass/login/alice').send({ password: 'pw-alice-1' })).status).toBe(403);
+    });
+  });
+
+  describe('across replicas and seals', () => {
+    it('a replica sees a namespace created on another one; namespaces survive seal and unseal', async () => {
+      const replica = await h.replica();
+      await request(replica.app).put('/v1/sys/unseal').send({ key: unsealKey }).expect(200);
+      await post('sys/namespaces/shared', root).expect(200);
+      await post('sys/mounts/kv', root, { type: 'kv' }, 'shared/').expect(204);
+      await post('kv/k', root, { v: '1' }, 'shared/').expect(204);
+      const r = await request(replica.app).get('/v1/kv/k').set(as(root, 'shared/'));
+      expect(r.status).toBe(200);
+      expect(r.body.data).toEqual({ v: '1' });
+      await request(h.app).put('/v1/sys/seal').set(as(root)).expect(204);
+      await request(h.app).put('/v1/sys/unseal').send({ key: unsealKey }).expect(200);
+      expect((await get('shared/kv/k', root)).body.data).toEqual({ v: '1' });
+    });
+  });
+
+  describe('node-vault', () => {
+    let listener: Listener;
+    beforeAll(async () => {
+      listener = await createListener(h.app, { port: 0, host: '127.0.0.1' });
+    });
+    afterAll(async () => {
+      await listener.close();
+    });
+    it('uses the namespace option (X-Vault-Namespace)', async () => {
+      await post('sys/namespaces/nv', root).expect(200);
+      const vault = nodeVault({ apiVersion: 'v1', endpoint: listener.url, token: root, namespace: 'nv' });
+      await vault.write('sys/mounts/store', { type: 'kv', options: { version: '2' } });
+      await vault.write('store/data/app', { data: { password: 'p1' } });
+      expect((await vault.read('store/data/app')).data.data).toEqual({ password: 'p1' });
+      expect(Object.keys((await vault.mounts()).data).sort()).toEqual(['store/', 'sys/']);
+      const plain = nodeVault({ apiVersion: 'v1', endpoint: listener.url, token: root });
+      await expect(plain.read('store/data/app')).rejects.toThrow();
+      expect((await plain.read('nv/store/data/app')).data.data).toEqual({ password: 'p1' });
+    });
+  });
+});
+
+describe('hosted mode', () => {
+  let h: Harness;
+  let root = '';
+  beforeAll(async () => {
+    h = await startHarness({}, { hosted: true });
+    root = (await initAndUnseal(h.app)).rootToken;
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('creates the admin namespace at init and refuses requests without a namespace', async () => {
+    const none = await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': root });
+    expect(none.status).toBe(403);
+    expect(none.body).toEqual({ errors: [MULTI_DENIED] });
+    const ns = await request(h.app).get('/v1/sys/namespaces/admin').set({ 'X-Vault-Token': root, 'X-Vault-Namespace': 'admin' });
+    expect(ns.status).toBe(404);
+    const admin = await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': root, 'X-Secrets-Namespace': 'admin/' });
+    expect(admin.status).toBe(200);
+    expect((await request(h.app).get('/v1/admin/sys/mounts').set({ 'X-Vault-Token': root })).status).toBe(200);
+    // Health and seal status stay reachable without a namespace.
+    expect((await request(h.app).get('/v1/sys/health')).status).toBe(200);
+    // A namespace under admin, and a token of admin at work in it.
+    await request(h.app).post('/v1/admin/sys/namespaces/team').set({ 'X-Vault-Token': root }).expect(200);
+    await request(h.app).post('/v1/admin/sys/policies/acl/ops').set({ 'X-Vault-Token': root }).send({ policy: 'path "team/sys/mounts" { capabilities = ["read"] }' }).expect(204);
+    const token = (await request(h.app).post('/v1/admin/auth/token/create').set({ 'X-Vault-Token': root }).send({ policies: ['ops'] })).body.auth.client_token as string;
+    expect((await request(h.app).get('/v1/admin/team/sys/mounts').set({ 'X-Vault-Token': token })).status).toBe(200);
+    expect((await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': token, 'X-Vault-Namespace': 'admin/team' })).status).toBe(200);
+    expect((await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': token })).status).toBe(403);
+  });
+});
