@@ -109,7 +109,12 @@ describe('namespaces', () => {
       const nullMeta = await post('sys/namespaces/x', root, { custom_metadata: { a: null } });
       expect(nullMeta.status).toBe(400);
       expect(nullMeta.body).toEqual({ errors: ['custom_metadata: the value of "a" must be a string'] });
-      // A namespace may not shadow a mount of its parent.
+      // A mount may not shadow a child namespace, nor a namespace a mount of its parent.
+      await post('sys/namespaces/taken', root).expect(200);
+      const mountShadow = await post('sys/mounts/taken', root, { type: 'kv' });
+      expect(mountShadow.status).toBe(400);
+      expect(mountShadow.body).toEqual({ errors: ['path is already in use at taken/'] });
+      await del('sys/namespaces/taken', root).expect(204);
       const shadow = await post('sys/namespaces/secret', root, {});
       expect(shadow.status).toBe(400);
       expect(shadow.body).toEqual({ errors: ['path is already in use at secret/'] });
@@ -158,6 +163,12 @@ describe('namespaces', () => {
         expect(r.status).toBe(200);
         expect(r.body.data).toEqual({ v: 'deep' });
       }
+      // The CLIs' preflight finds a child namespace's mount, its path relative to the request's namespace.
+      const ui = await get('sys/internal/ui/mounts/ns2/kv1/a', root, 'ns1/');
+      expect(ui.status).toBe(200);
+      expect(ui.body.data).toMatchObject({ path: 'ns2/kv1/', type: 'kv', options: { version: '1' } });
+      expect((await get('sys/internal/ui/mounts/ns1/ns2/kv1/a', root)).body.data.path).toBe('ns1/ns2/kv1/');
+      expect((await get('sys/internal/ui/mounts/kv1/a', root, 'ns1/ns2')).body.data.path).toBe('kv1/');
       // The root namespace's mount list does not show the namespace's mounts.
       expect(Object.keys((await get('sys/mounts', root)).body.data)).not.toContain('kv1/');
     });
@@ -278,6 +289,22 @@ describe('namespaces', () => {
       const r = await request(replica.app).get('/v1/kv/k').set(as(root, 'shared/'));
       expect(r.status).toBe(200);
       expect(r.body.data).toEqual({ v: '1' });
+      // A replica that hears nothing on the bus finds a new namespace by either form all the same.
+      const deaf = await h.replica({ busPrefix: `deaf-${process.pid}-` });
+      await request(deaf.app).put('/v1/sys/unseal').send({ key: unsealKey }).expect(200);
+      expect((await request(deaf.app).get('/v1/sys/mounts').set(as(root))).status).toBe(200);
+      await post('sys/namespaces/late', root).expect(200);
+      await post('sys/mounts/kv', root, { type: 'kv' }, 'late').expect(204);
+      await post('kv/k', root, { v: 'late' }, 'late').expect(204);
+      const byPath = await request(deaf.app).get('/v1/late/kv/k').set(as(root));
+      expect(byPath.status).toBe(200);
+      expect(byPath.body.data).toEqual({ v: 'late' });
+      await post('sys/namespaces/later', root).expect(200);
+      await post('sys/mounts/kv', root, { type: 'kv' }, 'later').expect(204);
+      await post('kv/k', root, { v: 'later' }, 'later').expect(204);
+      const byHeader = await request(deaf.app).get('/v1/kv/k').set(as(root, 'later/'));
+      expect(byHeader.status).toBe(200);
+      expect(byHeader.body.data).toEqual({ v: 'later' });
       await request(h.app).put('/v1/sys/seal').set(as(root)).expect(204);
       await request(h.app).put('/v1/sys/unseal').send({ key: unsealKey }).expect(200);
       expect((await get('shared/kv/k', root)).body.data).toEqual({ v: '1' });

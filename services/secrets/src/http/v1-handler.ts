@@ -39,6 +39,7 @@ import { aclPath, type SecretsExtra, type SecretsRequestContext } from './reques
 
 const RAW_SYS = new Set(['init', 'seal-status', 'unseal', 'health', 'leader']);
 const EXTRA_KEY = 'secretsExtra';
+const RETRIED_KEY = 'secretsNamespaceRetried';
 const MERGE_PATCH = 'application/merge-patch+json';
 
 const HELP: HelpOptions = {
@@ -164,7 +165,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     const issuer = root ? services.loginIssuer : createLoginIssuer({ tokens, namespaceId });
     const checkRenewal = root ? services.loginRenewal : createLoginRenewalCheck({ auth: scope.auth, userpass: services.userpass, approle: services.approle });
     const sysSpecs = [
-      ...createSysPaths({ sys: services.sys, mounts: scope.mounts, policies: scope.policies, auth: scope.auth }),
+      ...createSysPaths({ sys: services.sys, mounts: scope.mounts, policies: scope.policies, auth: scope.auth, namespaces }),
       ...createAuthMountPaths({ auth: scope.auth, tokens }),
       ...(root ? createCorsPaths({ cors: services.cors }) : []),
       ...namespacePaths,
@@ -229,6 +230,16 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     { prefix: '/v1/auth/:mount', table: rootDispatchers.authMethods.userpass.table, label: 'auth-userpass' },
     { prefix: '/v1/auth/:mount', table: rootDispatchers.authMethods.approle.table, label: 'auth-approle' },
   ] as MountedTable[];
+
+  /** Whether re-reading the namespace table resolves `fullPath` to a namespace other than `ns` (checked once per request). */
+  const namespaceJustCreated = async (header: string, fullPath: string, ns: NamespaceEntry, res: Response): Promise<boolean> => {
+    const locals = res.locals as Record<string, unknown>;
+    if (locals[RETRIED_KEY] === true || fullPath.indexOf('/') <= 0) return false;
+    locals[RETRIED_KEY] = true;
+    await namespaces.refresh();
+    const again = await namespaces.resolve(header, fullPath);
+    return again !== null && again.ns.path !== ns.path;
+  };
 
   const handler: RequestHandler = async (req, res, next) => {
     // Every /v1 answer (envelopes, help, errors) is no-store; envelope.ts's writers rely on it.
@@ -328,6 +339,9 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       const mounts = scope.mounts;
       let mount = mounts.match(path);
       if (!mount) {
+        // A namespace another replica created a moment ago, before the bus told this one,
+        // named by the path-prefix form? Once (the table read is after this request came).
+        if (await namespaceJustCreated(header, fullPath, ns, res)) return handler(req, res, next);
         if (!acl.allows(aclPrefix + path, operationOf(req))) throw permissionDenied();
         // Enabled on another replica a moment ago, before the bus told this one?
         mount = await mounts.resolve(path);

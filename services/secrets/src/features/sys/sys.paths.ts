@@ -14,6 +14,8 @@ import { normalisePolicyName, type PolicyService } from '../policies/policies.se
 import type { SysService } from './sys.service';
 import { authMountListing } from '../auth/auth-mounts.paths';
 import type { AuthMountService } from '../auth/auth-mounts.service';
+import type { NamespaceService } from '../namespaces/namespaces.service';
+import type { NamespaceEntry } from '../namespaces/namespaces.types';
 
 const int = z.number().int();
 const bool = z.boolean();
@@ -166,8 +168,26 @@ function tuneBody(m: MountEntry): Record<string, unknown> {
   };
 }
 
-export function createSysPaths(deps: { sys: SysService; mounts: MountService; policies: PolicyService; auth: AuthMountService }): SecretsPathSpec[] {
-  const { sys, mounts, policies, auth } = deps;
+export function createSysPaths(deps: {
+  sys: SysService;
+  mounts: MountService;
+  policies: PolicyService;
+  auth: AuthMountService;
+  /**
+   * Namespaces (issue 28, item 1): `sys/internal/ui/mounts/<path>` follows a `<path>` that
+   * starts with child namespaces to the mount there, as Vault's router does.
+   */
+  namespaces?: NamespaceService;
+}): SecretsPathSpec[] {
+  const { sys, mounts, policies, auth, namespaces } = deps;
+
+  /** The mount table `path` falls in (the request namespace's or a child's) and the child's path relative to it. */
+  const mountsOf = async (here: NamespaceEntry, path: string): Promise<{ table: MountService; prefix: string; rest: string }> => {
+    if (!namespaces || !namespaces.any()) return { table: mounts, prefix: '', rest: path };
+    const r = await namespaces.resolve(here.path, path);
+    if (!r || r.ns.path === here.path) return { table: mounts, prefix: '', rest: path };
+    return { table: (await namespaces.scope(r.ns)).mounts, prefix: r.ns.path.slice(here.path.length), rest: r.path };
+  };
 
   const mountFields = {
     path: { schema: str, in: 'path', required: true, description: 'Mount path (`secret/`); `<path>/tune` reads or tunes it.' },
@@ -251,6 +271,10 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
             return;
           }
           if ((ctx.data.plugin_version ?? '') !== '') throw badRequest('plugin versions are not supported: builtin engines only');
+          // A mount may not take the name of a child namespace (the path-prefix form could
+          // not tell them apart).
+          const first = ctx.data.path.split('/').find((p) => p !== '');
+          if (first !== undefined && namespaces?.get(`${ctx.extra.namespace.path}${first}/`)) throw badRequest(`path is already in use at ${first}/`);
           const config = ctx.data.config ?? {};
           await mounts.enable(ctx.data.path, {
             type: ctx.data.type ?? ctx.data.plugin_name ?? '',
@@ -393,12 +417,13 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
             for (const [path, entry] of Object.entries(authMountListing(auth))) if (reaches(`auth/${path}`)) methods[path] = entry;
             return respondWith({ data: { auth: methods, secret } });
           }
-          const m = await mounts.resolve(ctx.data.path);
-          if (!m || !reaches(m.path)) {
+          const where = await mountsOf(ctx.extra.namespace, ctx.data.path);
+          const m = await where.table.resolve(where.rest);
+          if (!m || !reaches(where.prefix + m.path)) {
             const shown = ctx.data.path.endsWith('/') ? ctx.data.path : `${ctx.data.path}/`;
             throw new SecretsError(403, [`preflight capability check returned 403, please ensure client's policies grant access to path ${JSON.stringify(shown)}`]);
           }
-          return respondWith({ data: { ...renderMount(m), path: m.path } });
+          return respondWith({ data: { ...renderMount(m), path: where.prefix + m.path } });
         },
       },
     }),
