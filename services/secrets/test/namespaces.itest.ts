@@ -2,6 +2,8 @@
 // mounts, policies and tokens, the hosted mode) against a real database and bus.
 import request from 'supertest';
 import { createListener, type Listener } from '@selfstack/http-kit';
+import { ConfigError } from '@selfstack/config';
+import { envSchema, loadSecretsConfig, parseServerConfigText } from '../src/config';
 import { MULTI_DENIED, initAndUnseal, startHarness, type Harness } from './harness';
 
 // node-vault is CommonJS without types.
@@ -203,8 +205,10 @@ describe('namespaces', () => {
       const inRoot = await get('secret/data/x', nsToken);
       expect(inRoot.status).toBe(403);
       expect(inRoot.body).toEqual({ errors: [MULTI_DENIED] });
-      // lookup-self works in its namespace.
-      expect((await get('auth/token/lookup-self', nsToken, 'ns1/')).body.data.policies).toEqual(['default', 'reader']);
+      // lookup-self works in its namespace and names it (Vault Enterprise's namespace_path).
+      const self = await get('auth/token/lookup-self', nsToken, 'ns1/');
+      expect(self.body.data).toMatchObject({ policies: ['default', 'reader'], namespace_path: 'ns1/' });
+      expect((await get('auth/token/lookup-self', root)).body.data.namespace_path).toBe('');
     });
 
     it('lets a parent-namespace token act in a child, its policy paths relative to its own namespace', async () => {
@@ -266,7 +270,9 @@ describe('namespaces', () => {
       await post('sys/namespaces/team', root).expect(200);
       await post('sys/auth/userpass', root, { type: 'userpass' }, 'team/').expect(204);
       expect((await get('sys/auth', root)).body.data['userpass/']).toBeUndefined();
-      await post('auth/userpass/users/alice', root, { password: 'pw-alice-1', token_policies: 'default' }, 'team/').expect(204);
+      // `renewer` (team's) lets the token renew itself in team/child as well: policy paths are relative to team/.
+      await post('sys/policies/acl/renewer', root, { policy: 'path "child/auth/token/renew-self" { capabilities = ["update"] }' }, 'team').expect(204);
+      await post('auth/userpass/users/alice', root, { password: 'pw-alice-1', token_policies: 'default,renewer' }, 'team/').expect(204);
       const login = await request(h.app).post('/v1/team/auth/userpass/login/alice').send({ password: 'pw-alice-1' });
       expect(login.status).toBe(200);
       const token = login.body.auth.client_token as string;
@@ -274,6 +280,15 @@ describe('namespaces', () => {
       expect(token.endsWith(`.${teamId}`)).toBe(true);
       expect((await get('auth/token/lookup-self', token, 'team')).status).toBe(200);
       expect((await get('auth/token/lookup-self', token)).status).toBe(403);
+      // Renewal asks the method that issued it, in the token's namespace, also from a child.
+      await post('sys/namespaces/child', root, {}, 'team').expect(200);
+      const renewed = await post('auth/token/renew-self', token, { increment: '1h' }, 'team/child');
+      expect(renewed.status).toBe(200);
+      expect(renewed.body.auth.lease_duration).toBe(3600);
+      await post('auth/userpass/users/alice', root, { password: 'pw-alice-1', token_policies: 'default' }, 'team/').expect(204);
+      const refused = await post('auth/token/renew-self', token, {}, 'team');
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ errors: ['policies have changed, not renewing'] });
       // Root has no userpass method: the same login there is no route.
       expect((await request(h.app).post('/v1/auth/userpass/login/alice').send({ password: 'pw-alice-1' })).status).toBe(403);
     });
@@ -362,5 +377,17 @@ describe('hosted mode', () => {
     expect((await request(h.app).get('/v1/admin/team/sys/mounts').set({ 'X-Vault-Token': token })).status).toBe(200);
     expect((await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': token, 'X-Vault-Namespace': 'admin/team' })).status).toBe(200);
     expect((await request(h.app).get('/v1/sys/mounts').set({ 'X-Vault-Token': token })).status).toBe(403);
+  });
+});
+
+describe('hosted mode configuration', () => {
+  it('is off by default, on with SECRETS_HOSTED or the HCL file\'s hosted = true', async () => {
+    expect((await loadSecretsConfig({})).hosted).toBe(false);
+    expect((await loadSecretsConfig({ SECRETS_HOSTED: 'true' })).hosted).toBe(true);
+    const env = envSchema.parse({});
+    expect((await parseServerConfigText('hosted = true\n', 'h.hcl', env)).hosted).toBe(true);
+    expect((await parseServerConfigText('hosted = false\n', 'h.hcl', env)).hosted).toBe(false);
+    await expect(parseServerConfigText('hosted = "maybe"\n', 'h.hcl', env)).rejects.toThrow(ConfigError);
+    await expect(loadSecretsConfig({ SECRETS_HOSTED: 'maybe' })).rejects.toThrow(ConfigError);
   });
 });

@@ -33,6 +33,7 @@ import { namespaceNotFound } from '../features/namespaces/namespaces.service';
 import { ROOT_NAMESPACE, tokenNamespaceId, type NamespaceEntry, type NamespaceScope } from '../features/namespaces/namespaces.types';
 import { StaleMountError } from '../features/mounts/mounts.service';
 import type { MountEntry } from '../features/mounts/mounts.types';
+import type { TokenEntry } from '../features/tokens/tokens.types';
 import { API_METHODS } from './client-errors';
 import { writeLogical, writeRaw } from './envelope';
 import { aclPath, type SecretsExtra, type SecretsRequestContext } from './request-context';
@@ -163,7 +164,6 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     const root = scope.ns.path === '';
     const namespaceId = tokenNamespaceId(scope.ns);
     const issuer = root ? services.loginIssuer : createLoginIssuer({ tokens, namespaceId });
-    const checkRenewal = root ? services.loginRenewal : createLoginRenewalCheck({ auth: scope.auth, userpass: services.userpass, approle: services.approle });
     const sysSpecs = [
       ...createSysPaths({ sys: services.sys, mounts: scope.mounts, policies: scope.policies, auth: scope.auth, namespaces }),
       ...createAuthMountPaths({ auth: scope.auth, tokens }),
@@ -172,7 +172,7 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
     ];
     return {
       sys: createDispatcher(sysSpecs, { ...common, prefix: '/v1/sys' }),
-      token: createDispatcher(createTokenPaths({ tokens, policies: scope.policies, now: () => services.clock.now(), checkRenewal }), { ...common, prefix: '/v1/auth/token' }),
+      token: createDispatcher(createTokenPaths({ tokens, policies: scope.policies, now: () => services.clock.now(), checkRenewal, namespacePathOf: (id) => namespaces.pathOf(id) }), { ...common, prefix: '/v1/auth/token' }),
       kv1: createDispatcher(createKvV1Paths({ kv: services.kv, mounts: scope.mounts }), { ...common, prefix: '/v1/:mount' }),
       // Auth methods by type (issue 28, item 5), served under `auth/<path>/`.
       authMethods: {
@@ -180,6 +180,15 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
         approle: createDispatcher(createAppRolePaths({ approle: services.approle, issuer }), { ...common, prefix: '/v1/auth/:mount' }),
       },
     };
+  };
+  // A login token's renewal asks the auth method that issued it, in the token's namespace
+  // (which may be an ancestor of the request's).
+  const checkRenewal = async (entry: TokenEntry): Promise<void> => {
+    if (entry.namespaceId === undefined) return services.loginRenewal(entry);
+    const ns = await namespaces.lookupById(entry.namespaceId);
+    if (!ns) throw invalidToken();
+    const scope = await namespaces.scope(ns);
+    return createLoginRenewalCheck({ auth: scope.auth, userpass: services.userpass, approle: services.approle })(entry);
   };
   const rootScope: NamespaceScope = { ns: ROOT_NAMESPACE, mounts: services.mounts, policies: services.policies, auth: services.auth };
   const rootDispatchers = buildDispatchers(rootScope);

@@ -33,6 +33,8 @@ export interface NamespaceService {
   get(path: string): NamespaceEntry | undefined;
   /** By id, re-reading the table on a miss (a token of a namespace another replica just made). */
   lookupById(id: string): Promise<NamespaceEntry | undefined>;
+  /** The full path of the namespace `id` ('' for root or an unknown id). */
+  pathOf(id: string | undefined): string;
   /** Direct children of `parent`. */
   children(parent: NamespaceEntry): NamespaceEntry[];
   /**
@@ -156,6 +158,7 @@ export function createNamespaceService(deps: {
       await service.refresh();
       return byId.get(id);
     },
+    pathOf: (id) => (id === undefined ? '' : (byId.get(id)?.path ?? '')),
     children: (parent) => table.filter((e) => parentPathOf(e.path) === parent.path),
 
     async resolve(header, path) {

@@ -38,7 +38,8 @@ export function authBlock(id: string, entry: TokenEntry): Record<string, unknown
   };
 }
 
-export function lookupData(id: string, entry: TokenEntry, now: number): Record<string, unknown> {
+/** `namespacePath`: the full path of the token's namespace ('' for root), as Vault Enterprise shows it. */
+export function lookupData(id: string, entry: TokenEntry, now: number, namespacePath = ''): Record<string, unknown> {
   const data: Record<string, unknown> = {
     accessor: entry.accessor,
     creation_time: entry.creationTime,
@@ -50,6 +51,7 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
     id,
     issue_time: rfc3339(entry.issueTimeMs),
     meta: entry.meta,
+    namespace_path: namespacePath,
     num_uses: entry.numUses,
     orphan: entry.parent === null,
     path: entry.path,
@@ -71,8 +73,11 @@ export function createTokenPaths(deps: {
   now: () => number;
   /** Refuses renewing a login's token whose user or role is gone or changed (issue 28, item 5). */
   checkRenewal?: (entry: TokenEntry) => Promise<void>;
+  /** The full path of a token's namespace by its id (issue 28, item 1); '' for root. */
+  namespacePathOf?: (id: string | undefined) => string;
 }): SecretsPathSpec[] {
   const { tokens, policies, now, checkRenewal } = deps;
+  const nsPath = (entry: TokenEntry): string => deps.namespacePathOf?.(entry.namespaceId) ?? '';
 
   const createFields = {
     id: { schema: str, in: 'body', description: 'Token id (root or sudo only).' },
@@ -168,7 +173,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           const { id, entry } = await byToken(ctx.data.token);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
       },
     }),
@@ -178,11 +183,11 @@ export function createTokenPaths(deps: {
       operations: {
         read(ctx) {
           const { id, entry } = self(ctx);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
         update(ctx) {
           const { id, entry } = self(ctx);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
       },
     }),
@@ -193,7 +198,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           const entry = await byAccessor(ctx.data.accessor);
-          return respondWith({ data: lookupData('', entry, now()) });
+          return respondWith({ data: lookupData('', entry, now(), nsPath(entry)) });
         },
       },
     }),
