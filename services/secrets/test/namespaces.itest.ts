@@ -185,6 +185,9 @@ describe('namespaces', () => {
       expect((await list('sys/policies/acl', root, 'ns1/')).body.data.keys).toEqual(['default', 'reader']);
       expect((await list('sys/policies/acl', root)).body.data.keys).toEqual(['default']);
       expect((await get('sys/policies/acl/reader', root)).status).toBe(404);
+      // The legacy list shows `root` in the root namespace only (reference §4.8).
+      expect((await get('sys/policy', root, 'ns1/')).body.data.keys).toEqual(['default', 'reader']);
+      expect((await get('sys/policy', root)).body.data.keys).toEqual(['default', 'root']);
     });
 
     it('issues namespace tokens (suffixed with the namespace id) under the namespace policies', async () => {
@@ -232,6 +235,15 @@ describe('namespaces', () => {
       const lookup = await post('auth/token/lookup-accessor', root, { accessor: inNs.body.data.keys[0] }, 'ns1/');
       expect(lookup.status).toBe(200);
       expect(lookup.body.data.policies).toEqual(['default', 'reader']);
+      // Another namespace's tokens are not found there, by accessor or by id.
+      const fromRoot = await post('auth/token/lookup-accessor', root, { accessor: inNs.body.data.keys[0] });
+      expect(fromRoot.status).toBe(400);
+      expect(fromRoot.body).toEqual({ errors: ['invalid accessor'] });
+      const victim = (await post('auth/token/create', root, { policies: ['default'] })).body.auth as { client_token: string; accessor: string };
+      expect((await post('auth/token/lookup', root, { token: victim.client_token }, 'ns1/')).status).toBe(403);
+      await post('auth/token/revoke-accessor', root, { accessor: victim.accessor }, 'ns1/').expect(204);
+      await post('auth/token/revoke', root, { token: victim.client_token }, 'ns1/').expect(204);
+      expect((await get('auth/token/lookup-self', victim.client_token)).status).toBe(200);
     });
 
     it('refuses to delete a namespace with children, then deletes one with its mounts, policies and tokens', async () => {

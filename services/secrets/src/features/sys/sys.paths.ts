@@ -181,6 +181,12 @@ export function createSysPaths(deps: {
 }): SecretsPathSpec[] {
   const { sys, mounts, policies, auth, namespaces } = deps;
 
+  /** Reference §4.8: the legacy list appends `root` in the root namespace only. */
+  const legacyPolicyList = async (here: NamespaceEntry): Promise<string[]> => {
+    const names = await policies.list();
+    return here.path === '' ? [...names, 'root'] : names;
+  };
+
   /** The mount table `path` falls in (the request namespace's or a child's) and the child's path relative to it. */
   const mountsOf = async (here: NamespaceEntry, path: string): Promise<{ table: MountService; prefix: string; rest: string }> => {
     if (!namespaces || !namespaces.any()) return { table: mounts, prefix: '', rest: path };
@@ -299,14 +305,12 @@ export function createSysPaths(deps: {
       pattern: 'policy',
       summary: 'List the ACL policies (legacy API).',
       operations: {
-        async read() {
-          const names = await policies.list();
-          const keys = [...names, 'root'];
+        async read(ctx) {
+          const keys = await legacyPolicyList(ctx.extra.namespace);
           return respondWith({ data: { keys, policies: keys }, injectTopLevel: true });
         },
-        async list() {
-          const names = await policies.list();
-          const keys = [...names, 'root'];
+        async list(ctx) {
+          const keys = await legacyPolicyList(ctx.extra.namespace);
           return respondWith({ data: { keys, policies: keys }, injectTopLevel: true });
         },
       },

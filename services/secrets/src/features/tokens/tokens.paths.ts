@@ -129,15 +129,20 @@ export function createTokenPaths(deps: {
     return respondWith({ auth: authBlock(id, entry), warnings });
   }
 
-  async function byToken(token: string | undefined): Promise<{ id: string; entry: TokenEntry }> {
+  // A namespace's token store holds its own tokens only (issue 28, item 1): the tokens of
+  // other namespaces are not found by token or accessor there, so a namespace's
+  // administrators cannot look up, renew or revoke another tenant's tokens.
+  const ours = (ctx: SecretsOpContext, entry: TokenEntry | null): TokenEntry | null =>
+    entry !== null && entry.namespaceId === tokenNamespaceId(ctx.extra.namespace) ? entry : null;
+  async function byToken(ctx: SecretsOpContext, token: string | undefined): Promise<{ id: string; entry: TokenEntry }> {
     if (!token) throw badRequest('missing token');
-    const entry = await tokens.lookup(token);
+    const entry = ours(ctx, await tokens.lookup(token));
     if (!entry) throw invalidToken();
     return { id: token, entry };
   }
-  async function byAccessor(accessor: string | undefined): Promise<TokenEntry> {
+  async function byAccessor(ctx: SecretsOpContext, accessor: string | undefined): Promise<TokenEntry> {
     if (!accessor) throw badRequest('missing accessor');
-    const entry = await tokens.lookupByAccessor(accessor);
+    const entry = ours(ctx, await tokens.lookupByAccessor(accessor));
     if (!entry) throw badRequest('invalid accessor');
     return entry;
   }
@@ -172,7 +177,7 @@ export function createTokenPaths(deps: {
       fields: tokenField,
       operations: {
         async update(ctx) {
-          const { id, entry } = await byToken(ctx.data.token);
+          const { id, entry } = await byToken(ctx, ctx.data.token);
           return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
       },
@@ -197,7 +202,7 @@ export function createTokenPaths(deps: {
       fields: accessorField,
       operations: {
         async update(ctx) {
-          const entry = await byAccessor(ctx.data.accessor);
+          const entry = await byAccessor(ctx, ctx.data.accessor);
           return respondWith({ data: lookupData('', entry, now(), nsPath(entry)) });
         },
       },
@@ -208,7 +213,7 @@ export function createTokenPaths(deps: {
       fields: { ...tokenField, ...incrementField },
       operations: {
         async update(ctx) {
-          const { id, entry } = await byToken(ctx.data.token);
+          const { id, entry } = await byToken(ctx, ctx.data.token);
           return renew(id, entry, ctx.data.increment);
         },
       },
@@ -230,7 +235,7 @@ export function createTokenPaths(deps: {
       fields: { ...accessorField, ...incrementField },
       operations: {
         async update(ctx) {
-          const entry = await byAccessor(ctx.data.accessor);
+          const entry = await byAccessor(ctx, ctx.data.accessor);
           if (checkRenewal) await checkRenewal(entry);
           const updated = await tokens.renew(entry, seconds(ctx.data.increment, 'increment') ?? 0);
           const auth = authBlock('', updated);
@@ -245,7 +250,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.token) throw badRequest('missing token');
-          const entry = await tokens.lookup(ctx.data.token);
+          const entry = ours(ctx, await tokens.lookup(ctx.data.token));
           if (entry) await tokens.revokeTree(entry.hash);
         },
       },
@@ -266,7 +271,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.accessor) throw badRequest('missing accessor');
-          const entry = await tokens.lookupByAccessor(ctx.data.accessor);
+          const entry = ours(ctx, await tokens.lookupByAccessor(ctx.data.accessor));
           if (entry) await tokens.revokeTree(entry.hash);
         },
       },
@@ -292,7 +297,7 @@ export function createTokenPaths(deps: {
         async update(ctx) {
           if (!ctx.data.token) throw badRequest('missing token');
           if (!ctx.extra.acl?.allows(`${ctx.extra.aclPrefix}auth/token/revoke-orphan`, 'sudo')) throw permissionDenied();
-          const entry = await tokens.lookup(ctx.data.token);
+          const entry = ours(ctx, await tokens.lookup(ctx.data.token));
           if (entry) await tokens.revokeOrphan(entry.hash);
         },
       },
