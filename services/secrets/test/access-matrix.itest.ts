@@ -315,6 +315,7 @@ const withNamespace = async () => void (await (namespaceReady ??= ok(api('post',
 const NAMESPACE_ROWS: AccessRow<Caller>[] = [
   { route: 'GET,HEAD,LIST /v1/sys/namespaces', setup: withNamespace, expect: ADMINS(200) },
   { route: 'GET,HEAD /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/matrix-ns', setup: withNamespace, expect: ADMINS(200) },
+  { route: 'LIST /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/', setup: withNamespace, expect: ADMINS(200), note: 'the trailing-slash form of the list' },
   { route: 'PUT,POST /v1/sys/namespaces/*path', path: (c) => `/v1/sys/namespaces/${per('ns')(c)}`, body: { custom_metadata: { team: 'a' } }, expect: ADMINS(200) },
   { route: 'PATCH /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/matrix-ns', setup: withNamespace, headers: PATCH, body: { custom_metadata: { team: 'b' } }, expect: { root: 200, other: 403 }, note: 'the patch capability: the admins\' policies do not grant it' },
   {

@@ -2,7 +2,12 @@
 // mounts, policies and tokens, the hosted mode) against a real database and bus.
 import request from 'supertest';
 import { createListener, type Listener } from '@selfstack/http-kit';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError } from '@selfstack/config';
+import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
+import { startService, type ServiceProcess } from './fixtures/service-process';
 import { envSchema, loadSecretsConfig, parseServerConfigText } from '../src/config';
 import { MULTI_DENIED, initAndUnseal, startHarness, type Harness } from './harness';
 
@@ -73,6 +78,12 @@ describe('namespaces', () => {
       expect((await list('sys/namespaces', root)).body.data.keys).toEqual(['ns1/']);
       expect((await list('sys/namespaces', root, 'ns1/')).body.data.keys).toEqual(['ns2/']);
       expect((await list('sys/namespaces', root, 'ns1/ns2/')).status).toBe(404);
+      // LIST with a trailing slash (as the Vault CLI may send it) and below a child.
+      expect((await list('sys/namespaces/', root)).body.data.keys).toEqual(['ns1/']);
+      const below = await list('sys/namespaces/ns1', root);
+      expect(below.status).toBe(200);
+      expect(below.body.data).toEqual({ keys: ['ns2/'], key_info: { 'ns2/': { id, path: 'ns1/ns2/', custom_metadata: {} } } });
+      expect((await list('sys/namespaces/nope', root)).status).toBe(404);
     });
 
     it('replaces metadata on POST and merges it on PATCH', async () => {
@@ -401,5 +412,43 @@ describe('hosted mode configuration', () => {
     expect((await parseServerConfigText('hosted = false\n', 'h.hcl', env)).hosted).toBe(false);
     await expect(parseServerConfigText('hosted = "maybe"\n', 'h.hcl', env)).rejects.toThrow(ConfigError);
     await expect(loadSecretsConfig({ SECRETS_HOSTED: 'maybe' })).rejects.toThrow(ConfigError);
+  });
+});
+
+describe('hosted mode, the real process (HCL hosted = true, dev mode)', () => {
+  let db: TestDatabase;
+  let dir: string;
+  let svc: ServiceProcess;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dir = mkdtempSync(join(tmpdir(), 'secrets-hosted-'));
+    const config = join(dir, 'server.hcl');
+    writeFileSync(config, 'hosted = true\nlistener "tcp" {\n  address = "127.0.0.1:0"\n  tls_disable = true\n}\n');
+    svc = await startService({
+      DATABASE_URL: db.url,
+      SECRETS_CONFIG: config,
+      SECRETS_DEV_MODE: 'true',
+      SECRETS_DEV_ROOT_TOKEN: 'hosted-root-token',
+      SECRETS_DEV_STATE_FILE: join(dir, 'dev.json'),
+      LOG_LEVEL: 'info',
+    });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the admin namespace and refuses the root one', async () => {
+    const url = svc.urls[0] as string;
+    const call = (path: string, headers: Record<string, string> = {}) => fetch(`${url}/v1/${path}`, { headers: { 'X-Vault-Token': 'hosted-root-token', ...headers } });
+    const none = await call('sys/mounts');
+    expect(none.status).toBe(403);
+    expect(await none.json()).toEqual({ errors: [MULTI_DENIED] });
+    const admin = await call('sys/mounts', { 'X-Vault-Namespace': 'admin' });
+    expect(admin.status).toBe(200);
+    expect(Object.keys(((await admin.json()) as { data: Record<string, unknown> }).data)).toEqual(['sys/']);
+    expect((await call('admin/auth/token/lookup-self')).status).toBe(200);
+    expect((await fetch(`${url}/v1/sys/health`)).status).toBe(200);
   });
 });

@@ -32,12 +32,16 @@ export function createNamespacePaths(deps: { namespaces: NamespaceService }): Se
   const target = (ctx: { extra: SecretsRequestContext['extra'] }, name: string): NamespaceEntry | undefined =>
     namespaces.get(`${ctx.extra.namespace.path}${name.split('/').filter((s) => s !== '').join('/')}/`);
 
-  const list = () => (ctx: SecretsRequestContext) => {
+  /** The children of the request namespace, or of `sub` below it (`LIST sys/namespaces/ns2/`). */
+  const list = (sub?: (ctx: SecretsRequestContext) => string) => (ctx: SecretsRequestContext) => {
     const here = ctx.extra.namespace;
-    const children = namespaces.children(here);
+    const name = sub?.(ctx) ?? '';
+    const parent = name.split('/').some((p) => p !== '') ? target(ctx, name) : here;
+    if (!parent) throw notFound();
+    const children = namespaces.children(parent);
     if (children.length === 0) throw notFound();
     const keyInfo: Record<string, unknown> = {};
-    for (const c of children) keyInfo[c.path.slice(here.path.length)] = render(c, here);
+    for (const c of children) keyInfo[c.path.slice(parent.path.length)] = render(c, here);
     return respondWith({ data: { key_info: keyInfo, keys: Object.keys(keyInfo) } });
   };
 
@@ -60,6 +64,7 @@ export function createNamespacePaths(deps: { namespaces: NamespaceService }): Se
       },
       existenceCheck: (ctx) => target(ctx, ctx.rawParams.path ?? '') !== undefined,
       operations: {
+        list: list((ctx) => ctx.rawParams.path ?? ''),
         read(ctx) {
           const ns = target(ctx, ctx.data.path);
           if (!ns) throw notFound();
