@@ -289,14 +289,14 @@ export function createV1Handler(services: SecretsServices, options: { requireReq
       let ns = ROOT_NAMESPACE;
       let path = fullPath;
       if (header !== '' || namespaces.any()) {
-        const resolved = await namespaces.resolve(header, fullPath);
+        const resolved = namespaces.resolveCached(header, fullPath) ?? (await namespaces.resolve(header, fullPath));
         if (!resolved) throw namespaceNotFound();
         ns = resolved.ns;
         path = resolved.path;
       }
       // Spec "Authentication" 4: a hosted server serves namespaces only.
       if (services.hosted && ns.path === '') throw permissionDenied();
-      const scope = await scopeOf(ns);
+      const scope = namespaces.cachedScope(ns) ?? (await namespaces.scope(ns));
       const d = dispatchersOf(scope);
 
       // Logins need no token (spec "Authentication" 2): served before the token check.

@@ -43,6 +43,8 @@ export interface NamespaceService {
    * header names a namespace that does not exist.
    */
   resolve(header: string, path: string): Promise<{ ns: NamespaceEntry; path: string } | null>;
+  /** `resolve` from the table in memory (no waiting); undefined when the header's namespace is not in it. */
+  resolveCached(header: string, path: string): { ns: NamespaceEntry; path: string } | undefined;
   /** Creates `name` (one or more segments, relative to `parent`), or replaces the metadata of an existing one. */
   put(parent: NamespaceEntry, name: string, metadata: Record<string, string> | undefined): Promise<NamespaceEntry>;
   /** Merges `patch` into the metadata (a null value removes the key). */
@@ -99,6 +101,22 @@ export function createNamespaceService(deps: {
     loads++;
     install(entries);
     void bus.publish(NAMESPACE_CHANNEL, 'changed').catch(() => undefined);
+  };
+  /** The path-prefix form: leading segments of `path` naming child namespaces of `from`. */
+  const walk = (from: NamespaceEntry, path: string): { ns: NamespaceEntry; path: string } => {
+    let ns = from;
+    let rest = path;
+    if (table.length > 0) {
+      for (;;) {
+        const slash = rest.indexOf('/');
+        if (slash <= 0) break;
+        const child = byPath.get(`${ns.path}${rest.slice(0, slash)}/`);
+        if (!child) break;
+        ns = child;
+        rest = rest.slice(slash + 1);
+      }
+    }
+    return { ns, path: rest };
   };
   const readTable = async (): Promise<NamespaceEntry[]> => parseTable(await storage.get(NAMESPACES_PATH));
 
@@ -161,31 +179,16 @@ export function createNamespaceService(deps: {
     pathOf: (id) => (id === undefined ? '' : (byId.get(id)?.path ?? '')),
     children: (parent) => table.filter((e) => parentPathOf(e.path) === parent.path),
 
-    async resolve(header, path) {
-      let ns: NamespaceEntry = ROOT_NAMESPACE;
+    resolveCached(header, path) {
       const wanted = canonicalNamespacePath(header);
-      if (wanted !== '') {
-        let hit = byPath.get(wanted);
-        if (!hit) {
-          await service.refresh();
-          hit = byPath.get(wanted);
-        }
-        if (!hit) return null;
-        ns = hit;
-      }
-      // The path-prefix form: leading segments naming child namespaces.
-      let rest = path;
-      if (table.length > 0) {
-        for (;;) {
-          const slash = rest.indexOf('/');
-          if (slash <= 0) break;
-          const child = byPath.get(`${ns.path}${rest.slice(0, slash)}/`);
-          if (!child) break;
-          ns = child;
-          rest = rest.slice(slash + 1);
-        }
-      }
-      return { ns, path: rest };
+      const ns = wanted === '' ? ROOT_NAMESPACE : byPath.get(wanted);
+      return ns === undefined ? undefined : walk(ns, path);
+    },
+    async resolve(header, path) {
+      const hit = service.resolveCached(header, path);
+      if (hit !== undefined) return hit;
+      await service.refresh();
+      return service.resolveCached(header, path) ?? null;
     },
 
     async put(parent, name, metadata) {
