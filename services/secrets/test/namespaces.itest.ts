@@ -234,7 +234,23 @@ describe('namespaces', () => {
       expect(w.status).toBe(403);
       // In its own namespace `secret/data/*` grants writes.
       expect((await post('secret/data/y', parentToken, { data: { ok: '1' } })).status).toBe(200);
-      // A namespace token cannot reach its parent's policies: `reader` of ns1 gives nothing in ns1/ns2.
+      // Creating a token of ns1 from the root namespace: its policies are ns1's, so naming
+      // them needs sudo on the create path (the subset rule compares names of one namespace).
+      await post('sys/policies/acl/ns1-issuer', root, { policy: 'path "ns1/auth/token/create" { capabilities = ["update"] }' }).expect(204);
+      await post('sys/policies/acl/ns1-sudo-issuer', root, { policy: 'path "ns1/auth/token/create" { capabilities = ["update", "sudo"] }' }).expect(204);
+      const issuer = (await post('auth/token/create', root, { policies: ['ns1-issuer'] })).body.auth.client_token as string;
+      const sudoIssuer = (await post('auth/token/create', root, { policies: ['ns1-sudo-issuer'] })).body.auth.client_token as string;
+      const plain = await post('auth/token/create', issuer, { policies: ['reader'] }, 'ns1/');
+      expect(plain.status).toBe(400);
+      expect(plain.body).toEqual({ errors: ['child policies must be subset of parent'] });
+      const inherited = await post('auth/token/create', issuer, {}, 'ns1/');
+      expect(inherited.status).toBe(200);
+      expect(inherited.body.auth.policies).toEqual(['default']);
+      const named = await post('auth/token/create', sudoIssuer, { policies: ['reader'] }, 'ns1/');
+      expect(named.status).toBe(200);
+      expect(named.body.auth.policies).toEqual(['default', 'reader']);
+      expect((await get('secret/data/x', named.body.auth.client_token, 'ns1')).status).toBe(200);
+            // A namespace token cannot reach its parent's policies: `reader` of ns1 gives nothing in ns1/ns2.
       expect((await get('kv1/a', nsToken, 'ns1/ns2/')).status).toBe(403);
       expect((await get('kv1/a', root, 'ns1/ns2/')).status).toBe(200);
     });
@@ -242,12 +258,16 @@ describe('namespaces', () => {
     it('keeps each namespace its own token accessors', async () => {
       const inNs = await list('auth/token/accessors', root, 'ns1/');
       expect(inNs.status).toBe(200);
-      expect(inNs.body.data.keys).toHaveLength(1);
-      const lookup = await post('auth/token/lookup-accessor', root, { accessor: inNs.body.data.keys[0] }, 'ns1/');
+      // nsToken and the two made by the issuers above.
+      const mine = (await get('auth/token/lookup-self', nsToken, 'ns1/')).body.data.accessor as string;
+      expect(inNs.body.data.keys).toHaveLength(3);
+      expect(inNs.body.data.keys).toContain(mine);
+      expect((await list('auth/token/accessors', root)).body.data.keys).not.toContain(mine);
+      const lookup = await post('auth/token/lookup-accessor', root, { accessor: mine }, 'ns1/');
       expect(lookup.status).toBe(200);
       expect(lookup.body.data.policies).toEqual(['default', 'reader']);
       // Another namespace's tokens are not found there, by accessor or by id.
-      const fromRoot = await post('auth/token/lookup-accessor', root, { accessor: inNs.body.data.keys[0] });
+      const fromRoot = await post('auth/token/lookup-accessor', root, { accessor: mine });
       expect(fromRoot.status).toBe(400);
       expect(fromRoot.body).toEqual({ errors: ['invalid accessor'] });
       const victim = (await post('auth/token/create', root, { policies: ['default'] })).body.auth as { client_token: string; accessor: string };

@@ -201,7 +201,10 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
       let requested = params.policies ?? [];
       if (requested.length === 0 && parent && sameNamespace) requested = parent.policies.filter((p) => p !== 'default' || !params.noDefaultPolicy);
       const policies = sanitizePolicies(requested, !params.noDefaultPolicy);
-      if (parent && !parentIsRoot) {
+      // Within one namespace a child's policies are a subset of its parent's. A parent of an
+      // ancestor namespace names policies of another namespace: with sudo on the create path
+      // it may give a token of the child namespace any of the child's policies.
+      if (parent && !parentIsRoot && (sameNamespace || !privileged)) {
         const allowed = new Set(sanitizePolicies(parent.policies, true));
         if (!policies.every((p) => allowed.has(p))) throw badRequest('child policies must be subset of parent');
       }
