@@ -14,6 +14,12 @@ export const envSchema = z.object({
   /** Dev mode keeps its unseal key and root token here (mode 0600). */
   SECRETS_DEV_STATE_FILE: z.string().min(1).default('.data/secrets-dev.json'),
   SECRETS_CONFIG: z.string().optional(),
+  /**
+   * The hosted mode (spec "Authentication" 4; docs/secrets.md "Namespaces"): the `admin`
+   * namespace is created at the first unseal and requests without a namespace are refused.
+   * The HCL file's top-level `hosted = true` sets it too.
+   */
+  SECRETS_HOSTED: booleanEnv(false),
   /** Postgres pool size of this process. */
   // 8: on a 2-core PostgreSQL host 16 connections measured 15-25 % slower than 8 (more
   // backends than cores contend); raise it for a larger database server.
@@ -60,6 +66,8 @@ export interface ListenerConfig {
 
 export interface SecretsConfig {
   env: SecretsEnv;
+  /** The hosted mode: SECRETS_HOSTED, or `hosted = true` in the HCL file. */
+  hosted: boolean;
   listeners: ListenerConfig[];
   warnings: string[];
 }
@@ -85,6 +93,7 @@ const fileSchema = z
     ui: z.boolean().optional(),
     disable_mlock: z.boolean().optional(),
     api_addr: z.string().optional(),
+    hosted: z.boolean().optional(),
   })
   .strict();
 
@@ -203,7 +212,7 @@ export async function parseServerConfigText(text: string, filename: string, env:
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration in ${filename}:`, problems);
   if (listeners.length === 0) listeners.push(defaultListener(env));
-  return { env, listeners, warnings };
+  return { env, listeners, warnings, hosted: env.SECRETS_HOSTED || parsed.hosted === true };
 }
 
 export function defaultListener(env: SecretsEnv): ListenerConfig {
@@ -219,7 +228,7 @@ export function defaultListener(env: SecretsEnv): ListenerConfig {
 
 export async function loadSecretsConfig(source: EnvSource): Promise<SecretsConfig> {
   const env = loadEnv(envSchema, source);
-  if (!env.SECRETS_CONFIG) return { env, listeners: [defaultListener(env)], warnings: [] };
+  if (!env.SECRETS_CONFIG) return { env, listeners: [defaultListener(env)], warnings: [], hosted: env.SECRETS_HOSTED };
   let text: string;
   try {
     text = await readFile(env.SECRETS_CONFIG, 'utf8');

@@ -89,6 +89,7 @@ void runService({
       pool,
       bus: bus('secrets:'),
       cache: entryCacheOptions(env),
+      hosted: config.hosted,
     });
     // The physical cache's heartbeat publishes on the bus, which runService closes last.
     onShutdown('cache heartbeat', () => services.stop());

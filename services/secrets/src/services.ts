@@ -23,6 +23,11 @@ import { createUserpassService, type UserpassService } from './features/userpass
 import { createAppRoleService, type AppRoleService } from './features/approle/approle.service';
 import { createCorsService, type CorsService } from './features/cors/cors.service';
 import { createLoginRenewalCheck, type LoginRenewalCheck } from './features/auth/login-renewal';
+import { createNamespaceService, type NamespaceService } from './features/namespaces/namespaces.service';
+import { ROOT_NAMESPACE } from './features/namespaces/namespaces.types';
+
+/** The top-level namespace of the hosted mode (spec "Authentication" 4). */
+export const HOSTED_NAMESPACE = 'admin';
 
 /** The physical cache as SECRETS_CACHE_MB / SECRETS_CACHE_TTL configure it by default. */
 export const DEFAULT_ENTRY_CACHE: EntryCacheOptions = entryCacheOptions(envSchema.parse({}));
@@ -45,6 +50,13 @@ export interface SecretsServices {
   loginRenewal: LoginRenewalCheck;
   /** sys/config/cors (issue 28, item 4). */
   cors: CorsService;
+  /** Namespaces and their tables (issue 28, item 1). */
+  namespaces: NamespaceService;
+  /**
+   * The hosted mode (spec "Authentication" 4): the `admin` namespace exists from the first
+   * unseal on and a request that names no namespace (the root namespace) is refused.
+   */
+  hosted: boolean;
   clock: Clock;
   /** Subscribes the caches to the bus (invalidation across replicas). */
   start(): Promise<void>;
@@ -64,6 +76,8 @@ export function createSecretsServices(deps: {
   cache?: EntryCacheOptions;
   /** userpass password hashing (tests may pass cheaper argon2id parameters). */
   passwordHasher?: PasswordHasher;
+  /** The hosted mode (SECRETS_HOSTED / HCL `hosted`); default false. */
+  hosted?: boolean;
 }): SecretsServices {
   const clock = deps.clock ?? systemClock;
   const stores =
@@ -98,6 +112,13 @@ export function createSecretsServices(deps: {
   const cors = createCorsService({ storage: barrier, bus: deps.bus });
   barrier.onUnseal(() => cors.load());
   barrier.onSeal(() => cors.clear());
+  const namespaces = createNamespaceService({ storage: barrier, bus: deps.bus, tokens, now: () => clock.now(), hash, root: { ns: ROOT_NAMESPACE, mounts, policies, auth } });
+  const hosted = deps.hosted ?? false;
+  barrier.onUnseal(async () => {
+    await namespaces.load();
+    if (hosted) await namespaces.ensure(HOSTED_NAMESPACE);
+  });
+  barrier.onSeal(() => namespaces.clear());
   return {
     barrier,
     physicalCache: entryStore,
@@ -113,6 +134,8 @@ export function createSecretsServices(deps: {
     loginIssuer,
     loginRenewal,
     cors,
+    namespaces,
+    hosted,
     clock,
     async start() {
       await entryStore.start();
@@ -122,6 +145,7 @@ export function createSecretsServices(deps: {
       await kv.start();
       await auth.start();
       await cors.start();
+      await namespaces.start();
     },
     stop() {
       entryStore.stop();

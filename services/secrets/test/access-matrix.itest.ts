@@ -416,6 +416,25 @@ function refusalMessage(cell: { caller: Caller; method: string }, res: SweepResp
 const groupOf = (pattern: string): string =>
   pattern.startsWith('/v1/sys') ? 'sys' : pattern.startsWith('/v1/auth/token') ? 'auth/token' : pattern.startsWith('/v1/auth/') ? 'auth methods' : 'kv';
 
+// Namespaces (issue 28, item 1): sys/namespaces is an ordinary sys path (policy path
+// sys/namespaces/<path>), relative to the request's namespace (the root one here).
+let namespaceReady: Promise<unknown> | undefined;
+const withNamespace = async () => void (await (namespaceReady ??= ok(api('post', '/v1/sys/namespaces/matrix-ns', {}), 'namespace for reads')));
+const NAMESPACE_ROWS: AccessRow<Caller>[] = [
+  { route: 'GET,HEAD,LIST /v1/sys/namespaces', setup: withNamespace, expect: ADMINS(200) },
+  { route: 'GET,HEAD /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/matrix-ns', setup: withNamespace, expect: ADMINS(200) },
+  { route: 'LIST /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/', setup: withNamespace, expect: ADMINS(200), note: 'the trailing-slash form of the list' },
+  { route: 'PUT,POST /v1/sys/namespaces/*path', path: (c) => `/v1/sys/namespaces/${per('ns')(c)}`, body: { custom_metadata: { team: 'a' } }, expect: ADMINS(200) },
+  { route: 'PATCH /v1/sys/namespaces/*path', path: '/v1/sys/namespaces/matrix-ns', setup: withNamespace, headers: PATCH, body: { custom_metadata: { team: 'b' } }, expect: { root: 200, other: 403 }, note: 'the patch capability: the admins\' policies do not grant it' },
+  {
+    route: 'DELETE /v1/sys/namespaces/*path',
+    path: (c) => `/v1/sys/namespaces/${per('nsd')(c)}`,
+    setup: forAllowed(async (c) => void (await ok(api('post', `/v1/sys/namespaces/${per('nsd')(c)}`, {}), 'namespace to delete'))),
+    expect: ADMINS(204),
+  },
+];
+ROWS.push(...NAMESPACE_ROWS);
+
 describe('secrets access matrix', () => {
   const matrix = (): AccessMatrix<Caller> => ({ routes: sweepRoutes(h.app), callers: CALLERS, rows: ROWS });
 

@@ -245,13 +245,31 @@ describe('the secrets CLI against a real server', () => {
     expect(readFileSync(join(other, '.secrets-token'), 'utf8')).toBe((ar.auth as { client_token: string }).client_token);
   });
 
-  it('namespace commands reach sys/namespaces (the server answers 404 until namespaces exist)', async () => {
-    for (const args of [['namespace', 'create', 'team'], ['namespace', 'list'], ['namespace', 'delete', 'team']]) {
-      const r = await tls(args);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/URL: (POST|LIST|DELETE) https:\/\/127\.0\.0\.1:\d+\/v1\/sys\/namespaces/);
-      expect(r.stderr).toContain('Code: 404');
-    }
+  it('namespace create/list/delete, and -namespace / SECRETS_NAMESPACE / VAULT_NAMESPACE on other commands (issue 28, item 1)', async () => {
+    const none = await tls(['namespace', 'list']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('No namespaces found\n');
+    expect((await ok(['namespace', 'create', 'team'])).stdout).toBe('Success! Created namespace: team/\n');
+    const created = await okJson(['namespace', 'create', '-namespace=team', 'sub']);
+    expect(created.data).toMatchObject({ path: 'sub/', custom_metadata: {} });
+    expect((await ok(['namespace', 'list'])).stdout).toBe('Keys\n----\nteam/\n');
+    expect(await okJson(['namespace', 'list'], { SECRETS_NAMESPACE: 'team' })).toEqual(['sub/']);
+    // A mount of the namespace, reached by flag, by either variable and by path prefix.
+    expect((await ok(['secrets', 'enable', '-namespace=team/sub', '-path=kv', '-version=2', 'kv'])).stdout).toBe('Success! Enabled the kv secrets engine at: kv/\n');
+    await ok(['kv', 'put', '-namespace=team/sub', 'kv/app', 'k=v']);
+    expect((await okJson(['kv', 'get', 'kv/app'], { VAULT_NAMESPACE: 'team/sub/' })).data).toMatchObject({ data: { k: 'v' } });
+    expect((await okJson(['kv', 'get', 'sub/kv/app'], { SECRETS_NAMESPACE: 'team' })).data).toMatchObject({ data: { k: 'v' } });
+    expect((await tls(['kv', 'get', 'kv/app'])).code).toBe(2);
+    const unknown = await tls(['secrets', 'list', '-namespace=nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('namespace not found');
+    // A namespace with children is not deleted.
+    const refused = await tls(['namespace', 'delete', 'team']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('cannot delete namespace \"team/\" containing child namespaces');
+    expect((await ok(['namespace', 'delete', '-namespace=team', 'sub'])).stdout).toBe('Success! Namespace deleted at: sub/\n');
+    expect((await ok(['namespace', 'delete', 'team'])).stdout).toBe('Success! Namespace deleted at: team/\n');
+    expect((await tls(['namespace', 'list'])).code).toBe(2);
   });
 
   it('usage errors exit 1 without contacting the server', async () => {

@@ -46,7 +46,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(listener: Partial<ListenerConfig> = {}): Promise<Harness> {
+export async function startHarness(listener: Partial<ListenerConfig> = {}, options: { hosted?: boolean } = {}): Promise<Harness> {
   const db = await createTestDatabase();
   const prefix = testRedisPrefix();
   const prismas: PrismaClient[] = [];
@@ -60,7 +60,7 @@ export async function startHarness(listener: Partial<ListenerConfig> = {}): Prom
     const bus = createRedisBus({ url: testRedisUrl(), prefix: busPrefix, logger: silentLogger });
     prismas.push(prisma);
     buses.push(bus);
-    const services = createSecretsServices({ prisma, pool, bus });
+    const services = createSecretsServices({ prisma, pool, bus, hosted: options.hosted });
     all.push(services);
     await services.start();
     const app = buildApp({ services, logger: silentLogger, listener: testListenerConfig(listener), requestLog: false });

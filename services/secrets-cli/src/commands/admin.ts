@@ -1,7 +1,7 @@
 // `secrets enable|disable|list`, `auth enable|disable|list`, `policy write|read|list|delete`
 // and `namespace create|list|delete` (reference §4.7, §4.8, §4.10). The namespace commands
-// use the anchor's `sys/namespaces/<path>` routes; until the server has namespaces (issue
-// 28, item 1) it answers them 404, which the commands report like any API error.
+// use the anchor's `sys/namespaces/<path>` routes (issue 28, item 1), relative to the
+// namespace of `-namespace` / SECRETS_NAMESPACE / VAULT_NAMESPACE.
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { action, expectArgs, intValue, sub, type Runner } from '../command-kit';

@@ -4,6 +4,7 @@ import { definePathFor, type OperationContext, type RequestContext, type FieldMa
 import type { Acl } from '../features/policies/acl';
 import type { AuthMountEntry } from '../features/auth/auth-mounts.types';
 import type { MountEntry } from '../features/mounts/mounts.types';
+import type { NamespaceEntry } from '../features/namespaces/namespaces.types';
 import type { TokenEntry } from '../features/tokens/tokens.types';
 
 export interface SecretsExtra {
@@ -20,6 +21,14 @@ export interface SecretsExtra {
   authMount?: AuthMountEntry;
   /** Envelope `mount_type`: `system`, `token`, `kv`, `userpass`, `approle`. */
   mountType: string;
+  /** The namespace the request targets (issue 28, item 1; the root namespace without one). */
+  namespace: NamespaceEntry;
+  /**
+   * The request namespace's path relative to the token's (`ns2/` for a token of `ns1/`
+   * used in `ns1/ns2/`; '' when they are the same): policy paths are relative to the
+   * token's namespace (Vault), so ACL checks see this prefix before the path.
+   */
+  aclPrefix: string;
 }
 
 export type SecretsOpContext<F extends FieldMap = FieldMap> = OperationContext<F, SecretsExtra>;
@@ -28,7 +37,7 @@ export type SecretsPathSpec = PathSpec<FieldMap, SecretsExtra>;
 
 /** The Vault path the ACL sees: mount path + relative path; list paths end with `/`. */
 export function aclPath(ctx: SecretsRequestContext): string {
-  const full = ctx.extra.mountPath + ctx.path;
+  const full = ctx.extra.aclPrefix + ctx.extra.mountPath + ctx.path;
   return ctx.operation === 'list' && !full.endsWith('/') ? `${full}/` : full;
 }
 

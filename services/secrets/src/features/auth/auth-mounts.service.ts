@@ -30,7 +30,8 @@ export interface AuthMountService {
   tune(path: string, input: TuneAuthInput): Promise<AuthMountEntry>;
   load(): Promise<void>;
   clear(): void;
-  start(): Promise<void>;
+  /** Subscribes to the bus; returns what unsubscribes (a namespace's table, when it goes). */
+  start(): Promise<() => void>;
 }
 
 const parseTable = (raw: Buffer | null): AuthMountEntry[] => (raw ? authMountSchema.array().parse(JSON.parse(raw.toString('utf8'))) : []);
@@ -45,8 +46,10 @@ function checkTokenType(value: string | undefined): void {
   }
 }
 
-export function createAuthMountService(deps: { storage: Storage; bus: Bus }): AuthMountService {
+export function createAuthMountService(deps: { storage: Storage; bus: Bus; tablePath?: string; channel?: string }): AuthMountService {
   const { storage, bus } = deps;
+  const tablePath = deps.tablePath ?? AUTH_TABLE_PATH;
+  const CHANNEL = deps.channel ?? AUTH_CHANNEL;
   let table: AuthMountEntry[] = [];
   let loads = 0;
   const install = (entries: AuthMountEntry[]): void => {
@@ -55,7 +58,7 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
   const changed = (entries: AuthMountEntry[]): void => {
     loads++;
     install(entries);
-    void bus.publish(AUTH_CHANNEL, 'changed').catch(() => undefined);
+    void bus.publish(CHANNEL, 'changed').catch(() => undefined);
   };
   const get = (path: string): AuthMountEntry | undefined => table.find((m) => m.path === normaliseMountPath(path));
 
@@ -108,12 +111,12 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
         seal_wrap: input.seal_wrap ?? false,
       };
       const entries = await storage.transaction(async (tx) => {
-        const current = parseTable(await tx.get(AUTH_TABLE_PATH, { forUpdate: true }));
+        const current = parseTable(await tx.get(tablePath, { forUpdate: true }));
         for (const m of current) {
           if (m.path.startsWith(path) || path.startsWith(m.path)) throw badRequest(`path is already in use at ${m.path}`);
         }
         const next = [...current, entry];
-        await tx.put(AUTH_TABLE_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(next)));
         return next;
       });
       changed(entries);
@@ -124,11 +127,11 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
       const path = normaliseMountPath(rawPath);
       if (path === 'token/') throw badRequest('token credential backend cannot be disabled');
       const result = await storage.transaction(async (tx) => {
-        const current = parseTable(await tx.get(AUTH_TABLE_PATH, { forUpdate: true }));
+        const current = parseTable(await tx.get(tablePath, { forUpdate: true }));
         const victim = current.find((m) => m.path === path);
         if (!victim) return null;
         const next = current.filter((m) => m !== victim);
-        await tx.put(AUTH_TABLE_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(next)));
         await tx.deletePrefix(authStoragePrefix(victim));
         return { victim, next };
       });
@@ -145,7 +148,7 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
       }
       let updated: AuthMountEntry | undefined;
       const entries = await storage.transaction(async (tx) => {
-        const current = parseTable(await tx.get(AUTH_TABLE_PATH, { forUpdate: true }));
+        const current = parseTable(await tx.get(tablePath, { forUpdate: true }));
         const entry = current.find((m) => m.path === path);
         if (!entry) throw badRequest(`cannot tune ${JSON.stringify(`auth/${path}`)}: no auth method at this path`);
         const next: AuthMountEntry = { ...entry, config: { ...entry.config } };
@@ -159,7 +162,7 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
         }
         updated = next;
         const all = current.map((m) => (m === entry ? next : m));
-        await tx.put(AUTH_TABLE_PATH, Buffer.from(JSON.stringify(all)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(all)));
         return all;
       });
       changed(entries);
@@ -168,7 +171,7 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
 
     async load() {
       const id = ++loads;
-      const raw = await storage.get(AUTH_TABLE_PATH);
+      const raw = await storage.get(tablePath);
       if (id === loads) install(parseTable(raw));
     },
     clear: () => install([]),
@@ -176,8 +179,12 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus }): Au
       const reload = (): void => {
         void service.load().catch(() => undefined);
       };
-      await bus.subscribe(AUTH_CHANNEL, reload);
-      bus.onReconnect(reload);
+      const off = await bus.subscribe(CHANNEL, reload);
+      const offReconnect = bus.onReconnect(reload);
+      return () => {
+        off();
+        offReconnect();
+      };
     },
   };
   const refresher = createRefresher(() => service.load());

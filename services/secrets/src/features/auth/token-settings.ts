@@ -119,7 +119,8 @@ export interface LoginIssuer {
   issue(input: { mount: AuthMountEntry; settings: TokenSettings; path: string; displayName: string; meta: Record<string, string> }): Promise<{ id: string; entry: TokenEntry }>;
 }
 
-export function createLoginIssuer(deps: { tokens: TokenService }): LoginIssuer {
+/** `namespaceId`: the namespace of the auth methods it serves (their tokens belong to it; absent: root). */
+export function createLoginIssuer(deps: { tokens: TokenService; namespaceId?: string }): LoginIssuer {
   return {
     async issue({ mount, settings, path, displayName, meta }) {
       // Vault's RegisterAuth refuses the same (a role or user naming `root`).
@@ -139,6 +140,7 @@ export function createLoginIssuer(deps: { tokens: TokenService }): LoginIssuer {
           meta,
           renewable: true,
           login: { path, displayName, authMount: mount.uuid, maxTtl },
+          namespaceId: deps.namespaceId,
         },
         true,
       );

@@ -56,7 +56,14 @@ export interface MountService {
   tune(path: string, input: TuneMountInput): Promise<MountEntry>;
   load(): Promise<void>;
   clear(): void;
-  start(): Promise<void>;
+  /** Subscribes to the bus; returns what unsubscribes (a namespace's table, when it goes). */
+  start(): Promise<() => void>;
+}
+
+/** Where a namespace's table lives and the channel its changes are announced on (root: the defaults). */
+export interface TableLocation {
+  tablePath?: string;
+  channel?: string;
 }
 
 export function normaliseMountPath(path: string): string {
@@ -91,8 +98,10 @@ export async function writeInitialMounts(tx: StorageTx, mounts: MountEntry[]): P
   await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(mounts)));
 }
 
-export function createMountService(deps: { storage: Storage; bus: Bus; now: () => number; hash: (value: string) => string }): MountService {
+export function createMountService(deps: { storage: Storage; bus: Bus; now: () => number; hash: (value: string) => string } & TableLocation): MountService {
   const { storage, bus } = deps;
+  const tablePath = deps.tablePath ?? MOUNTS_PATH;
+  const CHANNEL = deps.channel ?? MOUNT_CHANNEL;
   let table: MountEntry[] = [];
   let byLength: MountEntry[] = [];
   // Reloads can overlap (bus messages in quick succession); only the newest may install.
@@ -106,13 +115,13 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
   };
 
   const readTable = async (tx: StorageTx): Promise<MountEntry[]> => {
-    return parseTable(await tx.get(MOUNTS_PATH, { forUpdate: true }));
+    return parseTable(await tx.get(tablePath, { forUpdate: true }));
   };
 
   const changed = (mounts: MountEntry[]): void => {
     loads++;
     install(mounts);
-    void bus.publish(MOUNT_CHANNEL, 'changed').catch(() => undefined);
+    void bus.publish(CHANNEL, 'changed').catch(() => undefined);
   };
 
   const service: MountService = {
@@ -138,7 +147,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
     },
     refresh: () => refresher.refresh(),
     async assertCurrent(tx, entry) {
-      const same = parseTable(await tx.get(MOUNTS_PATH, { forShare: true })).find((m) => m.uuid === entry.uuid);
+      const same = parseTable(await tx.get(tablePath, { forShare: true })).find((m) => m.uuid === entry.uuid);
       if (!same || same.path !== entry.path || same.options.version !== entry.options.version) throw new StaleMountError(entry.path);
     },
 
@@ -173,7 +182,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
           if (m.path.startsWith(path) || path.startsWith(m.path)) throw badRequest(`path is already in use at ${m.path}`);
         }
         const next = [...current, entry];
-        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(next)));
         return next;
       });
       changed(mounts);
@@ -187,7 +196,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
         const victim = current.find((m) => m.path === path);
         if (!victim) return null;
         const next = current.filter((m) => m !== victim);
-        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(next)));
         await tx.deletePrefix(mountStoragePrefix(victim));
         return next;
       });
@@ -220,7 +229,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
         }
         result = updated;
         const next = current.map((m) => (m === entry ? updated : m));
-        await tx.put(MOUNTS_PATH, Buffer.from(JSON.stringify(next)));
+        await tx.put(tablePath, Buffer.from(JSON.stringify(next)));
         return next;
       });
       changed(mounts);
@@ -230,7 +239,7 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
     async load() {
       const id = ++loads;
       const read = (async () => {
-        const raw = await storage.get(MOUNTS_PATH);
+        const raw = await storage.get(tablePath);
         if (id === loads) install(parseTable(raw));
       })();
       newest = read;
@@ -249,8 +258,12 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
       const reload = (): void => {
         void service.load().catch(() => undefined);
       };
-      await bus.subscribe(MOUNT_CHANNEL, reload);
-      bus.onReconnect(reload);
+      const off = await bus.subscribe(CHANNEL, reload);
+      const offReconnect = bus.onReconnect(reload);
+      return () => {
+        off();
+        offReconnect();
+      };
     },
   };
   const refresher = createRefresher(() => service.load());

@@ -8,7 +8,7 @@ import { compileAcl, ROOT_ACL, type Acl, type PolicyDocument } from './acl';
 import { DEFAULT_POLICY_TEXT, parsePolicy } from './policy-parse';
 
 export const POLICY_CHANNEL = 'secrets.policies';
-const PREFIX = 'sys/policy/';
+export const POLICY_PREFIX = 'sys/policy/';
 
 export interface StoredPolicy {
   name: string;
@@ -25,19 +25,22 @@ export interface PolicyService {
   /** `aclFor`'s answer when it is cached (no waiting); undefined otherwise. */
   cachedAcl(policies: readonly string[]): Acl | undefined;
   clearCache(): void;
-  start(): Promise<void>;
+  /** Subscribes to the bus; returns what unsubscribes (a namespace's policies, when it goes). */
+  start(): Promise<() => void>;
 }
 
 export function normalisePolicyName(name: string): string {
   return name.trim().toLowerCase();
 }
 
-export async function writeDefaultPolicy(tx: StorageTx): Promise<void> {
-  await tx.put(`${PREFIX}default`, Buffer.from(JSON.stringify({ name: 'default', policy: DEFAULT_POLICY_TEXT })));
+export async function writeDefaultPolicy(tx: StorageTx, prefix = POLICY_PREFIX): Promise<void> {
+  await tx.put(`${prefix}default`, Buffer.from(JSON.stringify({ name: 'default', policy: DEFAULT_POLICY_TEXT })));
 }
 
-export function createPolicyService(deps: { storage: Storage; bus: Bus }): PolicyService {
+export function createPolicyService(deps: { storage: Storage; bus: Bus; prefix?: string; channel?: string }): PolicyService {
   const { storage, bus } = deps;
+  const prefix = deps.prefix ?? POLICY_PREFIX;
+  const CHANNEL = deps.channel ?? POLICY_CHANNEL;
   const docs = new Map<string, PolicyDocument | null>();
   const acls = new Map<string, Acl>();
   // Bumped on every invalidation: a load that started before it must not repopulate the
@@ -52,11 +55,11 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
 
   const invalidate = (name: string): void => {
     drop(name);
-    void bus.publish(POLICY_CHANNEL, name).catch(() => undefined);
+    void bus.publish(CHANNEL, name).catch(() => undefined);
   };
 
   async function get(name: string): Promise<StoredPolicy | null> {
-    const raw = await storage.get(PREFIX + name);
+    const raw = await storage.get(prefix + name);
     return raw ? (JSON.parse(raw.toString('utf8')) as StoredPolicy) : null;
   }
 
@@ -73,8 +76,8 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
 
   return {
     async list() {
-      const paths = await storage.list(PREFIX);
-      return paths.map((p) => p.slice(PREFIX.length)).filter((n) => !n.includes('/')).sort();
+      const paths = await storage.list(prefix);
+      return paths.map((p) => p.slice(prefix.length)).filter((n) => !n.includes('/')).sort();
     },
     async get(name) {
       if (name === 'root') return null;
@@ -88,13 +91,13 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
       if (name === 'root') throw badRequest('cannot update "root" policy');
       if (text.trim() === '') throw badRequest("'policy' parameter not supplied or empty");
       await parsePolicy(name, text);
-      await storage.put(PREFIX + name, Buffer.from(JSON.stringify({ name, policy: text })));
+      await storage.put(prefix + name, Buffer.from(JSON.stringify({ name, policy: text })));
       invalidate(name);
     },
     async delete(name) {
       if (name === 'default') throw badRequest('cannot delete default policy');
       if (name === 'root') throw badRequest('cannot delete "root" policy');
-      await storage.delete(PREFIX + name);
+      await storage.delete(prefix + name);
       invalidate(name);
     },
     async aclFor(policies) {
@@ -118,8 +121,12 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus }): Polic
     },
     clearCache: () => drop(null),
     async start() {
-      await bus.subscribe(POLICY_CHANNEL, (name) => drop(name));
-      bus.onReconnect(() => drop(null));
+      const off = await bus.subscribe(CHANNEL, (name) => drop(name));
+      const offReconnect = bus.onReconnect(() => drop(null));
+      return () => {
+        off();
+        offReconnect();
+      };
     },
   };
 }

@@ -14,6 +14,8 @@ import { normalisePolicyName, type PolicyService } from '../policies/policies.se
 import type { SysService } from './sys.service';
 import { authMountListing } from '../auth/auth-mounts.paths';
 import type { AuthMountService } from '../auth/auth-mounts.service';
+import type { NamespaceService } from '../namespaces/namespaces.service';
+import type { NamespaceEntry } from '../namespaces/namespaces.types';
 
 /** Root help of `sys/` (`GET /v1/sys?help=1`). */
 export const SYS_HELP =
@@ -170,8 +172,32 @@ function tuneBody(m: MountEntry): Record<string, unknown> {
   };
 }
 
-export function createSysPaths(deps: { sys: SysService; mounts: MountService; policies: PolicyService; auth: AuthMountService }): SecretsPathSpec[] {
-  const { sys, mounts, policies, auth } = deps;
+export function createSysPaths(deps: {
+  sys: SysService;
+  mounts: MountService;
+  policies: PolicyService;
+  auth: AuthMountService;
+  /**
+   * Namespaces (issue 28, item 1): `sys/internal/ui/mounts/<path>` follows a `<path>` that
+   * starts with child namespaces to the mount there, as Vault's router does.
+   */
+  namespaces?: NamespaceService;
+}): SecretsPathSpec[] {
+  const { sys, mounts, policies, auth, namespaces } = deps;
+
+  /** Reference §4.8: the legacy list appends `root` in the root namespace only. */
+  const legacyPolicyList = async (here: NamespaceEntry): Promise<string[]> => {
+    const names = await policies.list();
+    return here.path === '' ? [...names, 'root'] : names;
+  };
+
+  /** The mount table `path` falls in (the request namespace's or a child's) and the child's path relative to it. */
+  const mountsOf = async (here: NamespaceEntry, path: string): Promise<{ table: MountService; prefix: string; rest: string }> => {
+    if (!namespaces || !namespaces.any()) return { table: mounts, prefix: '', rest: path };
+    const r = await namespaces.resolve(here.path, path);
+    if (!r || r.ns.path === here.path) return { table: mounts, prefix: '', rest: path };
+    return { table: (await namespaces.scope(r.ns)).mounts, prefix: r.ns.path.slice(here.path.length), rest: r.path };
+  };
 
   const mountFields = {
     path: { schema: str, in: 'path', required: true, description: 'Mount path (`secret/`); `<path>/tune` reads or tunes it.' },
@@ -255,6 +281,10 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
             return;
           }
           if ((ctx.data.plugin_version ?? '') !== '') throw badRequest('plugin versions are not supported: builtin engines only');
+          // A mount may not take the name of a child namespace (the path-prefix form could
+          // not tell them apart).
+          const first = ctx.data.path.split('/').find((p) => p !== '');
+          if (first !== undefined && namespaces?.get(`${ctx.extra.namespace.path}${first}/`)) throw badRequest(`path is already in use at ${first}/`);
           const config = ctx.data.config ?? {};
           await mounts.enable(ctx.data.path, {
             type: ctx.data.type ?? ctx.data.plugin_name ?? '',
@@ -279,14 +309,12 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
       pattern: 'policy',
       summary: 'List the ACL policies (legacy API).',
       operations: {
-        async read() {
-          const names = await policies.list();
-          const keys = [...names, 'root'];
+        async read(ctx) {
+          const keys = await legacyPolicyList(ctx.extra.namespace);
           return respondWith({ data: { keys, policies: keys }, injectTopLevel: true });
         },
-        async list() {
-          const names = await policies.list();
-          const keys = [...names, 'root'];
+        async list(ctx) {
+          const keys = await legacyPolicyList(ctx.extra.namespace);
           return respondWith({ data: { keys, policies: keys }, injectTopLevel: true });
         },
       },
@@ -359,7 +387,7 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
           const data: Record<string, unknown> = {};
           for (const p of paths) {
             const clean = p.replace(/^\/+/, '');
-            data[p] = acl ? acl.capabilityNames(clean) : ['deny'];
+            data[p] = acl ? acl.capabilityNames(ctx.extra.aclPrefix + clean) : ['deny'];
           }
           if (paths.length === 1) data.capabilities = data[paths[0] as string];
           return respondWith({ data, injectTopLevel: true });
@@ -387,7 +415,7 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
           // it. The single-mount form answers 403 for a mount the caller cannot reach and
           // for a path under no mount alike, so it cannot be used to probe for mounts.
           const acl = ctx.extra.acl;
-          const reaches = (mountPath: string): boolean => acl !== null && acl.hasMountAccess(mountPath);
+          const reaches = (mountPath: string): boolean => acl !== null && acl.hasMountAccess(ctx.extra.aclPrefix + mountPath);
           if (ctx.data.path === '') {
             await mounts.refresh();
             const secret: Record<string, unknown> = {};
@@ -397,12 +425,13 @@ export function createSysPaths(deps: { sys: SysService; mounts: MountService; po
             for (const [path, entry] of Object.entries(authMountListing(auth))) if (reaches(`auth/${path}`)) methods[path] = entry;
             return respondWith({ data: { auth: methods, secret } });
           }
-          const m = await mounts.resolve(ctx.data.path);
-          if (!m || !reaches(m.path)) {
+          const where = await mountsOf(ctx.extra.namespace, ctx.data.path);
+          const m = await where.table.resolve(where.rest);
+          if (!m || !reaches(where.prefix + m.path)) {
             const shown = ctx.data.path.endsWith('/') ? ctx.data.path : `${ctx.data.path}/`;
             throw new SecretsError(403, [`preflight capability check returned 403, please ensure client's policies grant access to path ${JSON.stringify(shown)}`]);
           }
-          return respondWith({ data: { ...renderMount(m), path: m.path } });
+          return respondWith({ data: { ...renderMount(m), path: where.prefix + m.path } });
         },
       },
     }),

@@ -7,6 +7,7 @@ import { respondWith } from '../../http/logical-response';
 import { commaList, secretsPath, type SecretsOpContext, type SecretsPathSpec } from '../../http/request-context';
 import type { PolicyService } from '../policies/policies.service';
 import type { TokenService } from './tokens.service';
+import { tokenNamespaceId } from '../namespaces/namespaces.types';
 import type { TokenCreateParams, TokenEntry } from './tokens.types';
 
 /** Root help of `auth/token/` (`GET /v1/auth/token?help=1`). */
@@ -41,7 +42,8 @@ export function authBlock(id: string, entry: TokenEntry): Record<string, unknown
   };
 }
 
-export function lookupData(id: string, entry: TokenEntry, now: number): Record<string, unknown> {
+/** `namespacePath`: the full path of the token's namespace ('' for root), as Vault Enterprise shows it. */
+export function lookupData(id: string, entry: TokenEntry, now: number, namespacePath = ''): Record<string, unknown> {
   const data: Record<string, unknown> = {
     accessor: entry.accessor,
     creation_time: entry.creationTime,
@@ -53,6 +55,7 @@ export function lookupData(id: string, entry: TokenEntry, now: number): Record<s
     id,
     issue_time: rfc3339(entry.issueTimeMs),
     meta: entry.meta,
+    namespace_path: namespacePath,
     num_uses: entry.numUses,
     orphan: entry.parent === null,
     path: entry.path,
@@ -74,8 +77,11 @@ export function createTokenPaths(deps: {
   now: () => number;
   /** Refuses renewing a login's token whose user or role is gone or changed (issue 28, item 5). */
   checkRenewal?: (entry: TokenEntry) => Promise<void>;
+  /** The full path of a token's namespace by its id (issue 28, item 1); '' for root. */
+  namespacePathOf?: (id: string | undefined) => string;
 }): SecretsPathSpec[] {
   const { tokens, policies, now, checkRenewal } = deps;
+  const nsPath = (entry: TokenEntry): string => deps.namespacePathOf?.(entry.namespaceId) ?? '';
 
   const createFields = {
     id: { schema: str, in: 'body', description: 'Token id (root or sudo only).' },
@@ -103,7 +109,7 @@ export function createTokenPaths(deps: {
     const period = seconds(ctx.data.period, 'period') ?? 0;
     if (period > 0) throw badRequest('periodic tokens are not supported by this server');
     if ((ctx.data.entity_alias ?? '') !== '') throw badRequest('entity aliases are not supported by this server');
-    const privileged = acl?.root === true || acl?.allows(`auth/token/${orphan ? 'create-orphan' : 'create'}`, 'sudo') === true;
+    const privileged = acl?.root === true || acl?.allows(`${ctx.extra.aclPrefix}auth/token/${orphan ? 'create-orphan' : 'create'}`, 'sudo') === true;
     const params: TokenCreateParams = {
       id: ctx.data.id,
       policies: commaList(ctx.data.policies),
@@ -117,6 +123,7 @@ export function createTokenPaths(deps: {
       numUses: ctx.data.num_uses,
       type: ctx.data.type,
       viaOrphanEndpoint: orphan,
+      namespaceId: tokenNamespaceId(ctx.extra.namespace),
     };
     const { id, entry } = await tokens.create(caller, params, privileged);
     const warnings: string[] = [];
@@ -126,15 +133,20 @@ export function createTokenPaths(deps: {
     return respondWith({ auth: authBlock(id, entry), warnings });
   }
 
-  async function byToken(token: string | undefined): Promise<{ id: string; entry: TokenEntry }> {
+  // A namespace's token store holds its own tokens only (issue 28, item 1): the tokens of
+  // other namespaces are not found by token or accessor there, so a namespace's
+  // administrators cannot look up, renew or revoke another tenant's tokens.
+  const ours = (ctx: SecretsOpContext, entry: TokenEntry | null): TokenEntry | null =>
+    entry !== null && entry.namespaceId === tokenNamespaceId(ctx.extra.namespace) ? entry : null;
+  async function byToken(ctx: SecretsOpContext, token: string | undefined): Promise<{ id: string; entry: TokenEntry }> {
     if (!token) throw badRequest('missing token');
-    const entry = await tokens.lookup(token);
+    const entry = ours(ctx, await tokens.lookup(token));
     if (!entry) throw invalidToken();
     return { id: token, entry };
   }
-  async function byAccessor(accessor: string | undefined): Promise<TokenEntry> {
+  async function byAccessor(ctx: SecretsOpContext, accessor: string | undefined): Promise<TokenEntry> {
     if (!accessor) throw badRequest('missing accessor');
-    const entry = await tokens.lookupByAccessor(accessor);
+    const entry = ours(ctx, await tokens.lookupByAccessor(accessor));
     if (!entry) throw badRequest('invalid accessor');
     return entry;
   }
@@ -169,8 +181,8 @@ export function createTokenPaths(deps: {
       fields: tokenField,
       operations: {
         async update(ctx) {
-          const { id, entry } = await byToken(ctx.data.token);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          const { id, entry } = await byToken(ctx, ctx.data.token);
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
       },
     }),
@@ -180,11 +192,11 @@ export function createTokenPaths(deps: {
       operations: {
         read(ctx) {
           const { id, entry } = self(ctx);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
         update(ctx) {
           const { id, entry } = self(ctx);
-          return respondWith({ data: lookupData(id, entry, now()) });
+          return respondWith({ data: lookupData(id, entry, now(), nsPath(entry)) });
         },
       },
     }),
@@ -194,8 +206,8 @@ export function createTokenPaths(deps: {
       fields: accessorField,
       operations: {
         async update(ctx) {
-          const entry = await byAccessor(ctx.data.accessor);
-          return respondWith({ data: lookupData('', entry, now()) });
+          const entry = await byAccessor(ctx, ctx.data.accessor);
+          return respondWith({ data: lookupData('', entry, now(), nsPath(entry)) });
         },
       },
     }),
@@ -205,7 +217,7 @@ export function createTokenPaths(deps: {
       fields: { ...tokenField, ...incrementField },
       operations: {
         async update(ctx) {
-          const { id, entry } = await byToken(ctx.data.token);
+          const { id, entry } = await byToken(ctx, ctx.data.token);
           return renew(id, entry, ctx.data.increment);
         },
       },
@@ -227,7 +239,7 @@ export function createTokenPaths(deps: {
       fields: { ...accessorField, ...incrementField },
       operations: {
         async update(ctx) {
-          const entry = await byAccessor(ctx.data.accessor);
+          const entry = await byAccessor(ctx, ctx.data.accessor);
           if (checkRenewal) await checkRenewal(entry);
           const updated = await tokens.renew(entry, seconds(ctx.data.increment, 'increment') ?? 0);
           const auth = authBlock('', updated);
@@ -242,7 +254,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.token) throw badRequest('missing token');
-          const entry = await tokens.lookup(ctx.data.token);
+          const entry = ours(ctx, await tokens.lookup(ctx.data.token));
           if (entry) await tokens.revokeTree(entry.hash);
         },
       },
@@ -263,7 +275,7 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.accessor) throw badRequest('missing accessor');
-          const entry = await tokens.lookupByAccessor(ctx.data.accessor);
+          const entry = ours(ctx, await tokens.lookupByAccessor(ctx.data.accessor));
           if (entry) await tokens.revokeTree(entry.hash);
         },
       },
@@ -273,8 +285,8 @@ export function createTokenPaths(deps: {
       summary: 'List the accessors of all tokens (root or sudo).',
       sudo: true,
       operations: {
-        async list() {
-          const keys = await tokens.listAccessors();
+        async list(ctx) {
+          const keys = await tokens.listAccessors(tokenNamespaceId(ctx.extra.namespace));
           if (keys.length === 0) throw notFound();
           return respondWith({ data: { keys } });
         },
@@ -288,8 +300,8 @@ export function createTokenPaths(deps: {
       operations: {
         async update(ctx) {
           if (!ctx.data.token) throw badRequest('missing token');
-          if (!ctx.extra.acl?.allows('auth/token/revoke-orphan', 'sudo')) throw permissionDenied();
-          const entry = await tokens.lookup(ctx.data.token);
+          if (!ctx.extra.acl?.allows(`${ctx.extra.aclPrefix}auth/token/revoke-orphan`, 'sudo')) throw permissionDenied();
+          const entry = ours(ctx, await tokens.lookup(ctx.data.token));
           if (entry) await tokens.revokeOrphan(entry.hash);
         },
       },

@@ -36,10 +36,12 @@ export interface TokenService {
   revokeOrphan(hash: string): Promise<void>;
   /** Counts one use of a limited-use token (revoked after the last one); returns the entry as it now stands. */
   use(entry: TokenEntry): Promise<TokenEntry>;
-  /** Accessors of every live token (sorted), for `LIST auth/token/accessors`. */
-  listAccessors(): Promise<string[]>;
+  /** Accessors of every live token of a namespace (sorted; '' = root), for `LIST auth/token/accessors`. */
+  listAccessors(namespaceId?: string): Promise<string[]>;
   /** Revokes every token a login on the auth mount `uuid` issued (the mount is being disabled). */
   revokeByAuthMount(uuid: string): Promise<number>;
+  /** Revokes every token of the namespace `id` (the namespace is being deleted). */
+  revokeByNamespace(id: string): Promise<number>;
   clearCache(): void;
   start(): Promise<void>;
 }
@@ -145,6 +147,21 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
     if (entry.parent) await tx.put(`${PARENT_PREFIX}${entry.parent}/${entry.hash}`, Buffer.from('{}'));
   }
 
+  async function revokeWhere(test: (e: TokenEntry) => boolean): Promise<number> {
+    const paths = await storage.list(ID_PREFIX);
+    let revoked = 0;
+    for (let i = 0; i < paths.length; i += 500) {
+      const rows = await storage.getMany(paths.slice(i, i + 500));
+      for (const raw of rows.values()) {
+        const e = decode(raw);
+        if (!test(e)) continue;
+        await revokeTree(e.hash);
+        revoked++;
+      }
+    }
+    return revoked;
+  }
+
   return {
     async lookup(id) {
       if (id === '') return null;
@@ -176,10 +193,18 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
       if (params.type !== undefined && params.type !== '' && params.type !== 'service') {
         throw badRequest(params.type === 'batch' ? 'batch tokens are not supported by this server' : `invalid 'type' value ${JSON.stringify(params.type)}`);
       }
+      const namespaceId = params.namespaceId ?? '';
+      // Policies are names in the token's namespace: a parent of another namespace (an
+      // ancestor, creating a token in a child) hands none of its own down (Vault's
+      // handleCreateCommon inherits only within one namespace).
+      const sameNamespace = parent !== null && (parent.namespaceId ?? '') === namespaceId;
       let requested = params.policies ?? [];
-      if (requested.length === 0 && parent) requested = parent.policies.filter((p) => p !== 'default' || !params.noDefaultPolicy);
+      if (requested.length === 0 && parent && sameNamespace) requested = parent.policies.filter((p) => p !== 'default' || !params.noDefaultPolicy);
       const policies = sanitizePolicies(requested, !params.noDefaultPolicy);
-      if (parent && !parentIsRoot) {
+      // Within one namespace a child's policies are a subset of its parent's. A parent of an
+      // ancestor namespace names policies of another namespace: with sudo on the create path
+      // it may give a token of the child namespace any of the child's policies.
+      if (parent && !parentIsRoot && (sameNamespace || !privileged)) {
         const allowed = new Set(sanitizePolicies(parent.policies, true));
         if (!policies.every((p) => allowed.has(p))) throw badRequest('child policies must be subset of parent');
       }
@@ -192,7 +217,9 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         const remaining = Math.max(0, Math.floor((parent.expireTime - now) / 1000));
         if (ttl === 0 || ttl > remaining) ttl = remaining;
       }
-      const id = params.id && params.id !== '' ? params.id : `hvs.${base62(24)}`;
+      // Reference §5: a namespace's tokens end in `.<namespace id>`.
+      const base = params.id && params.id !== '' ? params.id : `hvs.${base62(24)}`;
+      const id = namespaceId === '' ? base : `${base}.${namespaceId}`;
       const entry: TokenEntry = {
         hash: salt.hash(id),
         accessor: base62(24),
@@ -211,6 +238,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         issueTimeMs: now,
         lastRenewalMs: null,
         ...(params.login ? { authMount: params.login.authMount, ...(params.login.maxTtl > 0 ? { maxTtl: params.login.maxTtl } : {}) } : {}),
+        ...(namespaceId === '' ? {} : { namespaceId }),
       };
       try {
         await storage.transaction(async (tx) => {
@@ -331,7 +359,7 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
       return current;
     },
 
-    async listAccessors() {
+    async listAccessors(namespaceId = '') {
       const paths = await storage.list(ID_PREFIX);
       const out: string[] = [];
       const now = clock.now();
@@ -339,28 +367,17 @@ export function createTokenService(deps: { storage: Storage; salt: Salt; clock: 
         const rows = await storage.getMany(paths.slice(i, i + 500));
         for (const raw of rows.values()) {
           const e = decode(raw);
+          if ((e.namespaceId ?? '') !== namespaceId) continue;
           if (e.expireTime === null || e.expireTime > now) out.push(e.accessor);
         }
       }
       return out.sort();
     },
 
-    async revokeByAuthMount(uuid) {
-      // Disabling an auth method is rare; a scan of the token index is acceptable there
-      // (Vault revokes by the login path prefix the same way).
-      const paths = await storage.list(ID_PREFIX);
-      let revoked = 0;
-      for (let i = 0; i < paths.length; i += 500) {
-        const rows = await storage.getMany(paths.slice(i, i + 500));
-        for (const raw of rows.values()) {
-          const e = decode(raw);
-          if (e.authMount !== uuid) continue;
-          await revokeTree(e.hash);
-          revoked++;
-        }
-      }
-      return revoked;
-    },
+    // Disabling an auth method or deleting a namespace is rare; a scan of the token index
+    // is acceptable there (Vault revokes by the login path prefix the same way).
+    revokeByAuthMount: (uuid) => revokeWhere((e) => e.authMount === uuid),
+    revokeByNamespace: (id) => revokeWhere((e) => e.namespaceId === id),
 
     clearCache: () => drop(null),
 

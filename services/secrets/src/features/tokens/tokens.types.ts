@@ -30,6 +30,11 @@ export interface TokenEntry {
    */
   readonly authMount?: string;
   readonly maxTtl?: number;
+  /**
+   * The namespace the token belongs to (its id; absent: the root namespace). Its policies
+   * are that namespace's and their paths are relative to it (docs/secrets.md, "Namespaces").
+   */
+  readonly namespaceId?: string;
 }
 
 export interface TokenCreateParams {
@@ -52,6 +57,8 @@ export interface TokenCreateParams {
    * mount's uuid and the renewal cap in seconds (0 = the system maximum only).
    */
   login?: { path: string; displayName: string; authMount: string; maxTtl: number };
+  /** The namespace the token is created in (its id; absent or '': root). */
+  namespaceId?: string;
 }
 
 /** The caller of a token operation: its entry (null only for internal/bootstrap calls). */
