@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, BadRequestError, MethodNotAllowedError } from '@selfstack/errors';
 import { createLogger, type Logger } from '@selfstack/logger';
 import { readBody } from './body';
+import { containsProtoKeys, keepProtoKeys } from './json-policy';
 import { coerceValue, parseBool, type FieldMap } from './fields';
 import { helpFor, helpSelects, type HelpOptions } from './help';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
@@ -152,8 +153,10 @@ function validateFields(
     }
     const result = spec.schema.safeParse(value);
     if (result.success) {
-      target[f.name] = result.data;
-      data[f.name] = result.data;
+      // `__proto__` keys are data (json-policy.ts): validation must not drop them.
+      const out = containsProtoKeys(value) ? keepProtoKeys(value, result.data) : result.data;
+      target[f.name] = out;
+      data[f.name] = out;
     } else if (spec.invalid) {
       throw spec.invalid(raw, f.name);
     } else {
@@ -320,6 +323,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
             maxBytes: settings?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
             jsonWithoutContentType: settings?.jsonWithoutContentType ?? false,
             flavour: settings?.flavour ?? 'registry',
+            ...(settings?.maxBodyDepth === undefined ? {} : { maxDepth: settings.maxBodyDepth }),
           });
           req.body = body;
         }
