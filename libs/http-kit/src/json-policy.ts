@@ -23,6 +23,8 @@ const SAFE = Number.MAX_SAFE_INTEGER;
 /** `a.b[3].c` for the path of a value (keys needing it are quoted as JSON strings). */
 export function describeJsonPath(parts: readonly (string | number)[]): string {
   if (parts.length === 0) return '(the body)';
+  // A deep path keeps its head and tail: `data.a.a.a...(120 levels)...a.a`.
+  if (parts.length > 12) return `${describeJsonPath(parts.slice(0, 4))}...(${parts.length - 8} levels)...${describeJsonPath(parts.slice(-4))}`;
   let out = '';
   for (const p of parts) {
     if (typeof p === 'number') out += `[${p}]`;
