@@ -1,5 +1,5 @@
 // Nodes in Postgres (scheduler.nodes), listed by ID (reference §0.3).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Node } from './nodes.types';
 
@@ -34,7 +34,7 @@ export function createNodeStore(): NodeStore {
         name: node.Name,
         status: node.Status,
         secretHash,
-        data: node as unknown as Prisma.InputJsonValue,
+        data: jsonValue(node),
         createIndex: BigInt(node.CreateIndex),
         modifyIndex: BigInt(node.ModifyIndex),
       };
