@@ -84,4 +84,24 @@ describe('hostile request bodies (secrets)', () => {
     expect(r.text).toContain('"data":{"n":1764244966123000000}');
     for (const path of ['/v1/kv1/sur', '/v1/secret/data/nul']) expect((await request(h.app).get(path).set(as(root))).status).toBe(404);
   });
+
+  // Found by the body sweep: a duration beyond Go's time.Duration (9e18 s, an exact double)
+  // was stored, then every KV answer computing a deletion_time threw (500), and an AppRole
+  // role with such a token TTL could no longer be read.
+  it('refuses durations longer than time.Duration holds instead of storing them', async () => {
+    let r = await send('post', '/v1/secret/config', '{"delete_version_after":8999999999987000000}');
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toHaveLength(1);
+    r = await send('post', '/v1/secret/metadata/dva', '{"delete_version_after":"3000000000000h"}');
+    expect(r.status).toBe(400);
+    await request(h.app).post('/v1/secret/data/dva').set(as(root)).send({ data: { a: 1 } }).expect(200);
+    await request(h.app).post('/v1/sys/auth/approle').set(as(root)).send({ type: 'approle' }).expect(204);
+    r = await send('post', '/v1/auth/approle/role/ttl', '{"token_ttl":8999999999987000000}');
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toHaveLength(1);
+    await send('post', '/v1/auth/approle/role/ttl', '{"token_ttl":9223372036}').expect(204);
+    const role = await request(h.app).get('/v1/auth/approle/role/ttl').set(as(root));
+    expect(role.status).toBe(200);
+    expect(role.body.data.token_ttl).toBe(9223372036);
+  });
 });
