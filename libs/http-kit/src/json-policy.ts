@@ -79,34 +79,65 @@ export function containsProtoKeys(value: unknown): boolean {
 }
 
 /**
- * Puts `__proto__` keys of `raw` (a parsed body value) back into `parsed` (what a schema
- * made of it) as own data properties. A zod record assigns `out[key] = value`: for
- * `__proto__` that sets the output's prototype (an object value) or does nothing (any other
- * value); the first case keeps the validated value, which becomes the own property again.
+ * The name a `__proto__` key has while a schema checks a body value. A zod record skips
+ * or mis-assigns a `__proto__` key (assigning one sets a prototype), so the key would be
+ * dropped without being checked; renamed, it is checked like any key. A NUL never occurs
+ * in an accepted key (the policy refuses it), so the name cannot collide.
  */
-export function keepProtoKeys<T>(raw: unknown, parsed: T): T {
-  const stack: [unknown, unknown][] = [[raw, parsed]];
+export const PROTO_KEY_STAND_IN = '\u0000__proto__';
+
+/** A copy of `value` with every `__proto__` key renamed to PROTO_KEY_STAND_IN (only the
+ * objects holding one are copied; the rest is shared). */
+export function hideProtoKeys(value: unknown): unknown {
+  if (!containsProtoKeys(value)) return value;
+  const holder: Record<string, unknown> = {};
+  const stack: [unknown, object, string | number][] = [[value, holder, 'v']];
   while (stack.length > 0) {
-    const [r, p] = stack.pop() as [unknown, unknown];
-    if (!containsProtoKeys(r) || typeof p !== 'object' || p === null) continue;
-    const ro = r as Record<string, unknown>;
-    const po = p as Record<string, unknown>;
-    if (Array.isArray(ro)) {
-      if (Array.isArray(po)) for (let i = 0; i < ro.length; i++) stack.push([ro[i], po[i]]);
+    const [src, parent, key] = stack.pop() as [unknown, object, string | number];
+    let copy = src;
+    if (containsProtoKeys(src)) {
+      if (Array.isArray(src)) {
+        const list: unknown[] = new Array<unknown>(src.length);
+        copy = list;
+        src.forEach((item, i) => stack.push([item, list, i]));
+      } else {
+        const obj: Record<string, unknown> = {};
+        copy = obj;
+        // Pushed in reverse: popped (and so defined) in the body's key order.
+        const keys = Object.keys(src as object);
+        for (let i = keys.length - 1; i >= 0; i--) {
+          const k = keys[i] as string;
+          stack.push([(src as Record<string, unknown>)[k], obj, k === '__proto__' ? PROTO_KEY_STAND_IN : k]);
+        }
+      }
+    }
+    if (Array.isArray(parent)) (parent as unknown[])[key as number] = copy;
+    else (parent as Record<string, unknown>)[key as string] = copy;
+  }
+  return holder['v'];
+}
+
+/** Renames PROTO_KEY_STAND_IN keys of a schema's output back to `__proto__` (own data
+ * properties), in place. */
+export function restoreProtoKeys<T>(value: T): T {
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
       continue;
     }
-    if (Object.hasOwn(ro, '__proto__') && !Object.hasOwn(po, '__proto__')) {
-      const proto = Object.getPrototypeOf(po) as unknown;
-      let value: unknown = ro['__proto__'];
-      if (proto !== Object.prototype && proto !== null) {
-        value = proto;
-        Object.setPrototypeOf(po, Object.prototype);
-      }
-      Object.defineProperty(po, '__proto__', { value, enumerable: true, writable: true, configurable: true });
+    const o = v as Record<string, unknown>;
+    if (Object.hasOwn(o, PROTO_KEY_STAND_IN)) {
+      Object.defineProperty(o, '__proto__', { value: o[PROTO_KEY_STAND_IN], enumerable: true, writable: true, configurable: true });
+      delete o[PROTO_KEY_STAND_IN];
     }
-    for (const k of Object.keys(ro)) if (Object.hasOwn(po, k)) stack.push([ro[k], po[k]]);
+    for (const k of Object.keys(o)) stack.push(o[k]);
   }
-  return parsed;
+  return value;
 }
 
 function fail(message: string): never {

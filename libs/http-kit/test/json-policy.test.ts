@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '@selfstack/errors';
-import { DEFAULT_MAX_BODY_DEPTH, containsProtoKeys, decodeUtf8, keepProtoKeys, parseJsonBody } from '../src/json-policy';
+import { DEFAULT_MAX_BODY_DEPTH, PROTO_KEY_STAND_IN, containsProtoKeys, decodeUtf8, hideProtoKeys, parseJsonBody, restoreProtoKeys } from '../src/json-policy';
 
 function rejection(text: string, maxDepth?: number): string {
   try {
@@ -56,16 +56,20 @@ describe('the body-decoding policy', () => {
     expect(containsProtoKeys(v)).toBe(true);
     expect(containsProtoKeys(v['n'])).toBe(true);
     expect(containsProtoKeys(v['constructor'])).toBe(false);
-    // A zod record drops the key (or turns it into the prototype): the kit restores it.
-    const parsed = z.record(z.string(), z.unknown()).parse(v);
-    expect(Object.hasOwn(parsed, '__proto__')).toBe(false);
-    const kept = keepProtoKeys(v, parsed);
+    // A zod record drops the key unchecked: checked under a stand-in name, it comes back.
+    expect(Object.hasOwn(z.record(z.string(), z.unknown()).parse(v), '__proto__')).toBe(false);
+    const hidden = hideProtoKeys(v) as Record<string, unknown>;
+    expect(Object.keys(hidden)).toEqual([PROTO_KEY_STAND_IN, 'constructor', 'n']);
+    expect(v['__proto__']).toEqual({ polluted: true }); // the body itself is not changed
+    const kept = restoreProtoKeys(z.record(z.string(), z.unknown()).parse(hidden));
     expect(JSON.stringify(kept)).toBe('{"constructor":{"prototype":{"x":1}},"n":{"__proto__":"s"},"__proto__":{"polluted":true}}');
     expect(Object.getPrototypeOf(kept)).toBe(Object.prototype);
-    const strings = parseJsonBody('{"m":{"__proto__":"v","a":"b"}}') as { m: unknown };
-    const meta = keepProtoKeys(strings.m, z.record(z.string(), z.string()).parse(strings.m));
+    const strings = parseJsonBody('{"m":{"__proto__":"v","a":"b"},"bad":{"__proto__":{"x":1}}}') as { m: unknown; bad: unknown };
+    const meta = restoreProtoKeys(z.record(z.string(), z.string()).parse(hideProtoKeys(strings.m)));
     expect(meta).toEqual(JSON.parse('{"a":"b","__proto__":"v"}'));
     expect(Object.hasOwn(meta, '__proto__')).toBe(true);
+    // The key's value is checked like any other.
+    expect(z.record(z.string(), z.string()).safeParse(hideProtoKeys(strings.bad)).success).toBe(false);
   });
 
   it('refuses bodies that are not UTF-8 rather than replacing bytes', () => {

@@ -58,6 +58,21 @@ describe('hostile job bodies', () => {
   });
 });
 
+describe('prototype keys in map[string]string members', () => {
+  it('keeps a namespace Meta __proto__ key through validation and storage', async () => {
+    const res = await request(h.app).put('/v1/namespace/protons').set('Content-Type', 'application/json').send('{"Name":"protons","Meta":{"__proto__":"p","a":"b"}}');
+    expect(res.status).toBe(200);
+    const ns = await request(h.app).get('/v1/namespace/protons');
+    expect(ns.status).toBe(200);
+    const meta = ns.body.Meta as Record<string, unknown>;
+    expect(Object.keys(meta).sort()).toEqual(['__proto__', 'a']);
+    expect(meta['__proto__']).toBe('p');
+    // A non-string value is still the member's type error, not a silent drop.
+    const bad = await request(h.app).put('/v1/namespace/protons').set('Content-Type', 'application/json').send('{"Name":"protons","Meta":{"__proto__":{"x":1}}}');
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('hostile filters', () => {
   it('answers 200 nested parentheses and 600 chained not with the filter 400, not a 500', async () => {
     for (const filter of [`${'('.repeat(200)}ID == "x"${')'.repeat(200)}`, `${'not '.repeat(600)}ID == "x"`, '('.repeat(5000)]) {

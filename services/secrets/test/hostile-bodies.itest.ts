@@ -83,6 +83,11 @@ describe('hostile request bodies (secrets)', () => {
     r = await request(h.app).get('/v1/kv1/big').set(as(root)).expect(200);
     expect(r.text).toContain('"data":{"n":1764244966123000000}');
     for (const path of ['/v1/kv1/sur', '/v1/secret/data/nul']) expect((await request(h.app).get(path).set(as(root))).status).toBe(404);
+    // Form bodies (Vault accepts them for writes) follow the same NUL rule.
+    r = await request(h.app).put('/v1/kv1/form').set(as(root)).type('form').send('foo=a%00b');
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ errors: ['form field "foo" contains a NUL character (\\u0000), which cannot be stored'] });
+    await request(h.app).put('/v1/kv1/form').set(as(root)).type('form').send('foo=ab').expect(204);
   });
 
   // Found by the body sweep: a duration beyond Go's time.Duration (9e18 s, an exact double)
