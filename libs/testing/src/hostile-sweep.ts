@@ -130,7 +130,7 @@ export interface CaseOptions {
   /** Statuses accepted for a body over the limit (default [413]). */
   oversizeStatuses?: (route: SweepRoute) => number[];
   /** Property-based hostile bodies (hostile-bodies.ts): mixed draws per route beyond one per
-   * kind (default 4), or false to leave them out. */
+   * kind (default 2), or false to leave them out. */
   bodyDraws?: number | false;
   /** The body nesting limit the app was built with (default the kit's). */
   maxBodyDepth?: number;
@@ -222,7 +222,7 @@ export function buildCases(route: SweepRoute, options: CaseOptions): SweepCase[]
     const draws = hostileBodies(route, bodyFields, {
       maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH,
       oversizeBytes: options.oversizeBytes,
-      numRuns: options.bodyDraws ?? 4,
+      numRuns: options.bodyDraws ?? 2,
     });
     for (const draw of draws) {
       add({
