@@ -354,10 +354,23 @@ function coerce(raw: string, kind: Kind, prefix: string): unknown {
   }
 }
 
+/**
+ * The int64 a datum's number stands for. Beyond 2^53 a double cannot hold every integer;
+ * the APIs render such a number as its shortest decimal (JSON.stringify), and that decimal
+ * is the value a filter names (issue 29 item 3: `SubmitTime == <the value the API
+ * returned>` matches), rather than the double's exact binary value (1764244966123000000 is
+ * stored as ...122999808).
+ */
+export function intOfDouble(value: number): bigint {
+  const t = Math.trunc(value);
+  if (Number.isSafeInteger(t) || Math.abs(t) >= 1e21) return BigInt(t);
+  return BigInt(String(t));
+}
+
 function primitiveEqual(mv: unknown, value: unknown, kind: Kind): boolean {
   switch (kind) {
     case 'int':
-      return typeof value === 'number' && BigInt(Math.trunc(value)) === mv;
+      return typeof value === 'number' && intOfDouble(value) === mv;
     case 'float64':
       return mv === value;
     default:

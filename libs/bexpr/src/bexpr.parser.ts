@@ -347,6 +347,13 @@ interface Pos {
 }
 
 const MAX_EXPRESSIONS = 2_000_000;
+/**
+ * Rules open at once (each nested `(`, chained `not`, or further `and`/`or` term adds one
+ * or more). The interpreter recurses per rule; pigeon's Go parser runs on a growable
+ * goroutine stack, ours on V8's fixed one, where about 450 chained `not` overflowed it
+ * (issue 29). Past this depth the filter is a parse error (a 400), never a RangeError.
+ */
+export const MAX_RULE_DEPTH = 200;
 
 class Parser {
   private readonly runes: string[];
@@ -411,6 +418,9 @@ class Parser {
       if (e instanceof MaxExprError) {
         this.addErrAt('max number of expressions parsed', this.pos());
         result = [null, false];
+      } else if (e instanceof MaxDepthError) {
+        this.addErrAt(`expression nested deeper than ${MAX_RULE_DEPTH} rules`, this.pos());
+        result = [null, false];
       } else throw e;
     }
     const [val, ok] = result;
@@ -429,6 +439,7 @@ class Parser {
   }
 
   private rule(r: Rule, _scope: Scope): [unknown, boolean] {
+    if (this.rstack.length >= MAX_RULE_DEPTH) throw new MaxDepthError();
     this.rstack.push(r);
     const res = this.expr(r.expr, {});
     this.rstack.pop();
@@ -561,6 +572,7 @@ class Parser {
 }
 
 class MaxExprError extends Error {}
+class MaxDepthError extends Error {}
 
 function listJoin(list: string[]): string {
   if (list.length === 0) return '';

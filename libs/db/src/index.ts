@@ -22,3 +22,4 @@ export {
 } from './migrate';
 export { defaultMigrationsDir, defaultSchemaDir } from './paths';
 export { silentDbLogger, type DbLogger } from './logger';
+export { jsonValue } from './json-value';

@@ -4,16 +4,18 @@ import {
   BadRequestError,
   PayloadTooLargeError,
   bodyTooLargeMessage,
-  jsonParseMessage,
   type ErrorFlavour,
 } from '@selfstack/errors';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
+import { DEFAULT_MAX_BODY_DEPTH, decodeUtf8, parseJsonBody, unstorableStringReason } from './json-policy';
 
 export interface BodyOptions {
   maxBytes: number;
   /** Parse as JSON when Content-Type is absent, or is anything but form/multipart (Vault). */
   jsonWithoutContentType: boolean;
   flavour: ErrorFlavour;
+  /** Nesting levels a JSON body may have (json-policy.ts; default DEFAULT_MAX_BODY_DEPTH). */
+  maxDepth?: number;
 }
 
 function mediaTypeOf(req: IncomingMessage): string {
@@ -116,7 +118,12 @@ export function readRawBody(req: IncomingMessage, maxBytes: number, flavour: Err
 function parseForm(text: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // Go's r.PostForm.Get returns the first value of a repeated key.
-  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
+  for (const [k, v] of new URLSearchParams(text)) {
+    // The same rule as JSON bodies: a NUL cannot be stored (json-policy.ts).
+    const reason = unstorableStringReason(k) ?? unstorableStringReason(v);
+    if (reason) throw new BadRequestError(`form field ${JSON.stringify(k)} ${reason}`);
+    if (!Object.hasOwn(out, k)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 
@@ -130,15 +137,11 @@ export async function readBody(req: IncomingMessage, options: BodyOptions): Prom
   if (kind === 'none') return undefined;
   const raw = await readRawBody(req, options.maxBytes, options.flavour);
   if (raw.length === 0) return undefined;
-  const text = raw.toString('utf8');
+  const text = decodeUtf8(raw);
   // Vault treats a form-typed body that starts like JSON as JSON.
   const first = text.trimStart()[0];
   if (kind === 'form' && first !== '{' && first !== '[') return parseForm(text);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new BadRequestError(jsonParseMessage(err instanceof Error ? err.message : String(err)));
-  }
+  return parseJsonBody(text, { maxDepth: options.maxDepth ?? DEFAULT_MAX_BODY_DEPTH });
 }
 
 /** Express middleware form of readBody for hand-written routes (sets `req.body`). */
@@ -153,6 +156,7 @@ export function jsonBody(overrides: Partial<BodyOptions> = {}): RequestHandler {
       maxBytes: overrides.maxBytes ?? settings?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       jsonWithoutContentType: overrides.jsonWithoutContentType ?? settings?.jsonWithoutContentType ?? false,
       flavour: overrides.flavour ?? settings?.flavour ?? 'registry',
+      maxDepth: overrides.maxDepth ?? settings?.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH,
     };
     readBody(req, options).then(
       (body) => {

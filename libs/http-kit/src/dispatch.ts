@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { AppError, BadRequestError, MethodNotAllowedError } from '@selfstack/errors';
 import { createLogger, type Logger } from '@selfstack/logger';
 import { readBody } from './body';
+import { PROTO_KEY_STAND_IN, containsProtoKeys, hideProtoKeys, restoreProtoKeys } from './json-policy';
 import { coerceValue, parseBool, type FieldMap } from './fields';
 import { helpFor, helpSelects, type HelpOptions } from './help';
 import { DEFAULT_MAX_REQUEST_BYTES, kitSettingsOf } from './kit-settings';
@@ -157,14 +158,20 @@ function validateFields(
       }
       continue;
     }
-    const result = spec.schema.safeParse(value);
+    // `__proto__` keys are data (json-policy.ts): the schema checks them under a stand-in
+    // name (a zod record would drop them unchecked), and they come back as own keys.
+    const checked = containsProtoKeys(value) ? hideProtoKeys(value) : value;
+    const result = spec.schema.safeParse(checked);
     if (result.success) {
-      target[f.name] = result.data;
-      data[f.name] = result.data;
+      const out = checked === value ? result.data : restoreProtoKeys(result.data);
+      target[f.name] = out;
+      data[f.name] = out;
     } else if (spec.invalid) {
       throw spec.invalid(raw, f.name);
     } else {
-      const detail = result.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+      const detail = result.error.issues
+        .map((i) => (i.path.length > 0 ? `${i.path.map((p) => (p === PROTO_KEY_STAND_IN ? '__proto__' : String(p))).join('.')}: ${i.message}` : i.message))
+        .join('; ');
       errors.push(`invalid value for field "${f.name}": ${detail}`);
     }
   }
@@ -348,6 +355,7 @@ export function createDispatcher<X = unknown>(specs: readonly AnyPathSpec<X>[] |
             maxBytes: settings?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
             jsonWithoutContentType: settings?.jsonWithoutContentType ?? false,
             flavour: settings?.flavour ?? 'registry',
+            ...(settings?.maxBodyDepth === undefined ? {} : { maxDepth: settings.maxBodyDepth }),
           });
           req.body = body;
         }

@@ -5,6 +5,7 @@ export * from './fields';
 export * from './framer';
 export * from './help';
 export * from './idle-gc';
+export * from './json-policy';
 export * from './kit-app';
 export * from './kit-settings';
 export * from './listener';

@@ -5,6 +5,7 @@ import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MethodNotAllowedError, NotFoundError, errorMiddleware, type ErrorFlavour } from '@selfstack/errors';
 import type { Logger } from '@selfstack/logger';
 import { jsonBody } from './body';
+import { DEFAULT_MAX_BODY_DEPTH } from './json-policy';
 import { DEFAULT_MAX_REQUEST_BYTES, KIT_SETTINGS_KEY, type KitSettings } from './kit-settings';
 import { onResponseClose } from './response-close';
 
@@ -23,6 +24,8 @@ export interface KitAppOptions {
   maxRequestBytes?: number;
   /** Parse bodies without Content-Type (and any non-form, non-multipart type) as JSON. */
   jsonWithoutContentType?: boolean;
+  /** Nesting levels a JSON body may have (default DEFAULT_MAX_BODY_DEPTH, 128; json-policy.ts). */
+  maxBodyDepth?: number;
   helmet?: false | HelmetOptions;
   /** GET /metrics with a per-app registry (default true). */
   metrics?: boolean | KitMetricsOptions;
@@ -154,6 +157,7 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
     logger: options.logger,
     maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
     jsonWithoutContentType: options.jsonWithoutContentType ?? false,
+    maxBodyDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH,
   };
   app.locals[KIT_SETTINGS_KEY] = settings;
   const logger = options.logger;

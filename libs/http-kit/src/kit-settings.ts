@@ -9,6 +9,8 @@ export interface KitSettings {
   logger: Logger;
   maxRequestBytes: number;
   jsonWithoutContentType: boolean;
+  /** Nesting levels a JSON request body may have (json-policy.ts). */
+  maxBodyDepth?: number;
 }
 
 export const KIT_SETTINGS_KEY = 'selfstackKit';

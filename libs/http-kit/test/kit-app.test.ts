@@ -105,6 +105,27 @@ describe('createKitApp', () => {
     expect(res.body).toEqual({ errors: ['method DELETE not allowed'], success: false });
   });
 
+  it('applies the body policy with the configured depth to declared and hand-written routes, in the flavour', async () => {
+    const { logger } = capturedLogger();
+    const app = createKitApp({ service: 's', logger, errorFlavour: 'boxes', metrics: false, maxBodyDepth: 3 }, (a, kit) => {
+      mountPaths(a, sampleTable(), { prefix: '/v1/kv' });
+      a.post('/hand', kit.jsonBody, (req, res) => {
+        res.json({ body: req.body as unknown });
+      });
+    });
+    const json = (path: string, body: string) => request(app).post(path).set('Content-Type', 'application/json').send(body);
+    const deep = await json('/v1/kv/data/x', '{"data":{"a":{"b":[1]}}}');
+    expect(deep.status).toBe(400);
+    expect(deep.body).toEqual({ errors: ['failed to parse JSON input: field data.a.b: nesting deeper than 3 levels'], success: false });
+    const ok = await json('/v1/kv/data/x', '{"data":{"a":{"__proto__":1}}}');
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('"data":{"a":{"__proto__":1}}');
+    const hand = await json('/hand', '{"a":"x\\u0000"}');
+    expect(hand.status).toBe(400);
+    expect(hand.body).toEqual({ errors: ['failed to parse JSON input: field a contains a NUL character (\\u0000), which cannot be stored'], success: false });
+    expect((await json('/hand', '{"a":[[1]]}')).body).toEqual({ body: { a: [[1]] } });
+  });
+
   it('custom notFound handler', async () => {
     const { logger } = capturedLogger();
     const app = createKitApp(

@@ -5,7 +5,8 @@
 // shape. Each service's hostile-input.itest.ts supplies the shape check, authentication and
 // valid-looking parameter values.
 import http from 'node:http';
-import { mountedPathTables, type CompiledField, type MountedTable } from '@selfstack/http-kit';
+import { DEFAULT_MAX_BODY_DEPTH, mountedPathTables, type CompiledField, type MountedTable } from '@selfstack/http-kit';
+import { MUST_REFUSE, hostileBodies } from './hostile-bodies';
 
 export interface SweepRoute {
   /** HTTP method (`LIST` included). */
@@ -128,6 +129,11 @@ export interface CaseOptions {
   extraHeaders?: (route: SweepRoute) => Record<string, string>;
   /** Statuses accepted for a body over the limit (default [413]). */
   oversizeStatuses?: (route: SweepRoute) => number[];
+  /** Property-based hostile bodies (hostile-bodies.ts): mixed draws per route beyond one per
+   * kind (default 2), or false to leave them out. */
+  bodyDraws?: number | false;
+  /** The body nesting limit the app was built with (default the kit's). */
+  maxBodyDepth?: number;
 }
 
 const WRITES = new Set(['PUT', 'POST', 'PATCH']);
@@ -207,6 +213,25 @@ export function buildCases(route: SweepRoute, options: CaseOptions): SweepCase[]
         path: base,
         headers: good,
         body: JSON.stringify(Object.fromEntries(bodyFields.map((n) => [n, v]))),
+      });
+    }
+  }
+  // Property-based bodies over the declared fields (JSON routes only: a streamed body is the
+  // handler's own bytes). What the body policy refuses must be a 4xx, whatever the route.
+  if (!route.stream && options.bodyDraws !== false) {
+    const draws = hostileBodies(route, bodyFields, {
+      maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH,
+      oversizeBytes: options.oversizeBytes,
+      numRuns: options.bodyDraws ?? 2,
+    });
+    for (const draw of draws) {
+      add({
+        name: `body ${draw.kind} at ${draw.at}`,
+        method: route.method,
+        path: base,
+        headers: good,
+        body: draw.text,
+        expect: (res) => (MUST_REFUSE.has(draw.kind) && (res.status < 400 || res.status >= 500) ? `a ${draw.kind} body must be refused with a 4xx, got ${res.status}` : undefined),
       });
     }
   }

@@ -33,6 +33,7 @@ export {
   type SweepResult,
   type SweepRoute,
 } from './hostile-sweep';
+export { MUST_REFUSE, hostileBodies, type BodyCaseOptions, type HostileBody, type HostileKind } from './hostile-bodies';
 export { openBackendTerminator, type BackendTerminator } from './connection-loss';
 export { EPHEMERAL_PORT_START, FETCH_BLOCKED_PORTS, freePortBelowEphemeral, isPortFree } from './ports';
 export { waitFor } from './wait';

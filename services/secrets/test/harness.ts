@@ -17,7 +17,7 @@ import { createSecretsServices, type SecretsServices } from '../src/services';
 // applied to every run mode).
 jest.setTimeout(60_000);
 
-export const silentLogger = createLogger({ service: 'secrets-test', silent: true });
+export const silentLogger = createLogger({ service: 'secrets-test', silent: process.env.SECRETS_TEST_LOG !== '1' });
 
 export function testListenerConfig(overrides: Partial<ListenerConfig> = {}): ListenerConfig {
   return {

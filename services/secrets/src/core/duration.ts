@@ -5,14 +5,24 @@ import { parseDuration } from '@selfstack/config';
 import { AppError } from '@selfstack/errors';
 
 /** Seconds (rounded down) or throws a RangeError with a message naming the input. */
+/**
+ * The longest duration Go's time.Duration (int64 nanoseconds) holds, in whole seconds. A
+ * longer one is refused (Go's ParseDuration says "invalid duration" on overflow); accepted,
+ * it would be stored and then break every answer that turns it into a time (issue 29's
+ * body sweep: a KV delete_version_after of 9e18 s made every version's deletion_time throw).
+ */
+export const MAX_DURATION_SECONDS = 9_223_372_036;
+
 export function parseSeconds(value: unknown): number {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw new RangeError(`invalid duration ${String(value)}`);
+    if (!Number.isFinite(value) || value < 0 || value > MAX_DURATION_SECONDS) throw new RangeError(`invalid duration ${String(value)}`);
     return Math.floor(value);
   }
   if (typeof value === 'string') {
     if (value.trim() === '') return 0;
-    return Math.floor(parseDuration(value) / 1000);
+    const seconds = Math.floor(parseDuration(value) / 1000);
+    if (!Number.isFinite(seconds) || seconds > MAX_DURATION_SECONDS) throw new RangeError(`invalid duration ${JSON.stringify(value)}`);
+    return seconds;
   }
   throw new RangeError(`invalid duration ${JSON.stringify(value)}`);
 }

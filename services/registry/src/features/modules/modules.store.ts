@@ -1,7 +1,7 @@
 // Persistence of modules, versions and download events (prisma/schema/registry.prisma).
 // The only place that talks to Prisma for this feature.
 import { randomUUID } from 'node:crypto';
-import { Prisma, type PrismaClient } from '@selfstack/db';
+import { Prisma, jsonValue, type PrismaClient } from '@selfstack/db';
 import type { ArchiveFormat } from '../archive/archive.types';
 import type { ModuleAnalysis } from '../analysis/analysis.types';
 import { latestVersion } from './names';
@@ -312,8 +312,8 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
                 archiveFormat: input.archiveFormat,
                 archiveSize: input.archiveSize,
                 archiveSha256: input.archiveSha256,
-                analysis: input.analysis as unknown as Prisma.InputJsonValue,
-                requirements: input.requirements as unknown as Prisma.InputJsonValue,
+                analysis: jsonValue(input.analysis),
+                requirements: jsonValue(input.requirements),
                 publishedBy: input.publishedBy,
               },
               select: versionSelect,

@@ -1,5 +1,5 @@
 // ACL policies, tokens (secrets stored as sha256 hashes) and the bootstrap marker.
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db, JsonObject } from '../../shared/common.types';
 
 export type AclPolicy = JsonObject & { Name: string; Description: string; Rules: string; CreateIndex: number; ModifyIndex: number };
@@ -48,7 +48,7 @@ export function createAclStore(): AclStore {
       return rows.map((r) => r.data as unknown as AclPolicy);
     },
     async putPolicy(tx, p) {
-      const row = { data: p as unknown as Prisma.InputJsonValue, createIndex: BigInt(p.CreateIndex), modifyIndex: BigInt(p.ModifyIndex) };
+      const row = { data: jsonValue(p), createIndex: BigInt(p.CreateIndex), modifyIndex: BigInt(p.ModifyIndex) };
       await tx.schedulerAclPolicy.upsert({ where: { name: p.Name }, create: { name: p.Name, ...row }, update: row });
     },
     async deletePolicy(tx, name) {
@@ -70,7 +70,7 @@ export function createAclStore(): AclStore {
       return rows.map((r) => r.data as unknown as AclToken);
     },
     async putToken(tx, t, secretHash) {
-      const row = { data: t as unknown as Prisma.InputJsonValue, createIndex: BigInt(t.CreateIndex), modifyIndex: BigInt(t.ModifyIndex) };
+      const row = { data: jsonValue(t), createIndex: BigInt(t.CreateIndex), modifyIndex: BigInt(t.ModifyIndex) };
       if (secretHash !== null) {
         await tx.schedulerAclToken.upsert({
           where: { accessorId: t.AccessorID },

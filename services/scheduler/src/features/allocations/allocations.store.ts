@@ -1,5 +1,5 @@
 // Allocations in Postgres (scheduler.allocations), listed by CreateIndex (reference §0.3).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import { allocResourceTotals, type Allocation } from './allocations.types';
 
@@ -54,7 +54,7 @@ export function createAllocationStore(): AllocationStore {
         desiredStatus: a.DesiredStatus,
         clientStatus: a.ClientStatus,
         ...allocResourceTotals(a),
-        data: a as unknown as Prisma.InputJsonValue,
+        data: jsonValue(a),
         createIndex: BigInt(a.CreateIndex),
         modifyIndex: BigInt(a.ModifyIndex),
       };

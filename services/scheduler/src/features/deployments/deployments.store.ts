@@ -1,5 +1,5 @@
 // Deployments in Postgres (scheduler.deployments), listed by CreateIndex (reference §0.3).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Deployment } from './deployments.types';
 
@@ -42,7 +42,7 @@ export function createDeploymentStore(): DeploymentStore {
         namespace: d.Namespace,
         jobId: d.JobID,
         status: d.Status,
-        data: d as unknown as Prisma.InputJsonValue,
+        data: jsonValue(d),
         createIndex: BigInt(d.CreateIndex),
         modifyIndex: BigInt(d.ModifyIndex),
       };

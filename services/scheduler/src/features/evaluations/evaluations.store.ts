@@ -1,5 +1,5 @@
 // Evaluations in Postgres (scheduler.evaluations), listed by CreateIndex (reference §0.3).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Evaluation } from './evaluations.types';
 
@@ -54,7 +54,7 @@ export function createEvaluationStore(): EvaluationStore {
         priority: ev.Priority,
         readyAt: BigInt(waitUntilMs(ev)),
         snapshotIndex: BigInt(Number(ev['SnapshotIndex'] ?? 0) || 0),
-        data: ev as unknown as Prisma.InputJsonValue,
+        data: jsonValue(ev),
         createIndex: BigInt(ev.CreateIndex),
         modifyIndex: BigInt(ev.ModifyIndex),
       };

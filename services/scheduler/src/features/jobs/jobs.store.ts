@@ -1,5 +1,5 @@
 // Jobs, their versions and summaries in Postgres (scheduler.jobs, scheduler.job_versions).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue, type Prisma } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Job, JobSummary } from './jobs.types';
 
@@ -48,8 +48,8 @@ export function createJobStore(): JobStore {
         version: job.Version,
         type: job.Type,
         status: job.Status,
-        data: job as unknown as Prisma.InputJsonValue,
-        summary: summary as unknown as Prisma.InputJsonValue,
+        data: jsonValue(job),
+        summary: jsonValue(summary),
         createIndex: BigInt(job.CreateIndex),
         modifyIndex: BigInt(job.ModifyIndex),
         jobModifyIndex: BigInt(job.JobModifyIndex),
@@ -62,7 +62,7 @@ export function createJobStore(): JobStore {
       });
     },
     async putVersion(tx, job) {
-      const row = { data: job as unknown as Prisma.InputJsonValue, modifyIndex: BigInt(job.ModifyIndex) };
+      const row = { data: jsonValue(job), modifyIndex: BigInt(job.ModifyIndex) };
       await tx.schedulerJobVersion.upsert({
         where: { namespace_jobId_version: { namespace: job.Namespace, jobId: job.ID, version: job.Version } },
         create: { namespace: job.Namespace, jobId: job.ID, version: job.Version, ...row },

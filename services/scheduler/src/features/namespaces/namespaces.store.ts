@@ -1,5 +1,5 @@
 // Namespaces in Postgres (scheduler.namespaces).
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db, JsonObject } from '../../shared/common.types';
 
 export type Namespace = JsonObject & { Name: string; Description: string; CreateIndex: number; ModifyIndex: number };
@@ -30,7 +30,7 @@ export function createNamespaceStore(): NamespaceStore {
       return rows.map((r) => r.name);
     },
     async put(tx, ns) {
-      const row = { data: ns as unknown as Prisma.InputJsonValue, createIndex: BigInt(ns.CreateIndex), modifyIndex: BigInt(ns.ModifyIndex) };
+      const row = { data: jsonValue(ns), createIndex: BigInt(ns.CreateIndex), modifyIndex: BigInt(ns.ModifyIndex) };
       await tx.schedulerNamespace.upsert({ where: { name: ns.Name }, create: { name: ns.Name, ...row }, update: row });
     },
     async delete(tx, name) {

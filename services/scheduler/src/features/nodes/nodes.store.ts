@@ -1,6 +1,6 @@
 // Nodes in Postgres (scheduler.nodes), listed by ID (reference §0.3), with the heartbeat
 // columns the sweeper reads (docs/scheduler.md "Nodes and heartbeats").
-import type { Prisma } from '@selfstack/db';
+import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Node } from './nodes.types';
 
@@ -52,7 +52,7 @@ export function createNodeStore(): NodeStore {
         name: node.Name,
         status: node.Status,
         secretHash,
-        data: node as unknown as Prisma.InputJsonValue,
+        data: jsonValue(node),
         createIndex: BigInt(node.CreateIndex),
         modifyIndex: BigInt(node.ModifyIndex),
       };

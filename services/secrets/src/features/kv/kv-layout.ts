@@ -145,19 +145,37 @@ export function decodeMetadata(raw: Buffer): KeyMetadata {
   };
 }
 
-/** Recursively sorts object keys, as Go's encoding/json does for maps. */
+/** Sorts object keys at every level, as Go's encoding/json does for maps. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
+/**
+ * A copy of `value` whose objects have their keys sorted. Iterative: request bodies are
+ * depth-bounded by the kit, but nothing here relies on it (issue 29: 4,500 levels used to
+ * overflow the stack). Keys are defined, not assigned, so a `__proto__` key stays data.
+ */
 export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
-    return out;
+  const holder: Record<string, unknown> = {};
+  const stack: [unknown, object, string | number][] = [[value, holder, 'v']];
+  while (stack.length > 0) {
+    const [src, parent, key] = stack.pop() as [unknown, object, string | number];
+    let copy = src;
+    if (Array.isArray(src)) {
+      const list: unknown[] = new Array<unknown>(src.length);
+      copy = list;
+      for (let i = src.length - 1; i >= 0; i--) stack.push([src[i], list, i]);
+    } else if (src !== null && typeof src === 'object') {
+      const obj: Record<string, unknown> = {};
+      copy = obj;
+      // Popped (and so defined) in sorted order.
+      const keys = Object.keys(src).sort();
+      for (let i = keys.length - 1; i >= 0; i--) stack.push([(src as Record<string, unknown>)[keys[i] as string], obj, keys[i] as string]);
+    }
+    if (Array.isArray(parent)) (parent as unknown[])[key as number] = copy;
+    else Object.defineProperty(parent, key, { value: copy, enumerable: true, writable: true, configurable: true });
   }
-  return value;
+  return holder['v'];
 }
 
 /** tune options.version 1 -> 2: each v1 key becomes version 1 of a v2 key. */

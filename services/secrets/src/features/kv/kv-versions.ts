@@ -23,13 +23,19 @@ export interface MetadataInput {
   custom_metadata?: Record<string, unknown> | null;
 }
 
+/** `obj[key] = value` that keeps a `__proto__` key as data (docs/operations.md "Request bodies"). */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** RFC 7396 JSON merge patch: null deletes, objects merge recursively, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch)) return patch;
   const base: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
+    // Defined, not assigned: a `__proto__` key is data (docs/operations.md "Request bodies").
     if (v === null) delete base[k];
-    else base[k] = mergePatch(base[k], v);
+    else setOwn(base, k, mergePatch(Object.hasOwn(base, k) ? base[k] : undefined, v));
   }
   return base;
 }
@@ -54,7 +60,7 @@ export function subkeysOf(value: unknown, depth: number, level = 1): unknown {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value).sort()) {
     const v = value[k];
-    out[k] = isPlainObject(v) && (depth === 0 || level < depth) ? subkeysOf(v, depth, level + 1) : null;
+    setOwn(out, k, isPlainObject(v) && (depth === 0 || level < depth) ? subkeysOf(v, depth, level + 1) : null);
   }
   return out;
 }
@@ -75,7 +81,7 @@ export function validateCustomMetadata(input: Record<string, unknown>): Record<s
     }
     if (v.length > 512) problems.push(`length of value for key ${JSON.stringify(k)} is ${v.length} but must be 0 < len(value) <= 512`);
     if (!printable.test(v)) problems.push(`value for key ${JSON.stringify(k)} contains unprintable characters`);
-    out[k] = v;
+    setOwn(out, k, v);
   }
   if (problems.length > 0) {
     const text = problems.length === 1 ? problems[0] : `${problems.length} errors occurred:\n${problems.map((p) => `\t* ${p}`).join('\n')}\n\n`;
