@@ -1,6 +1,5 @@
 // Nodes (reference §2): the internal registration route client agents use, list/read,
 // drain and eligibility. Node events carry Topic `Node`, Key = node ID, FilterKeys null.
-import { timingSafeEqual } from 'node:crypto';
 import type { StateEventInput } from '@selfstack/state';
 import { BadRequestError, NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
@@ -14,6 +13,7 @@ import type { ListQuery } from '../../http/query';
 import type { Paged } from '../jobs/jobs.service';
 import type { NodeStore } from './nodes.store';
 import { nodeStub, type Node, type NodeUpdateResponse } from './nodes.types';
+import { secretsEqual } from '@selfstack/password';
 
 /** Called inside a node write (scheduling engine, issue 25): creates the evaluations the
  * change calls for and returns their IDs. */
@@ -50,11 +50,6 @@ function updateResponse(index: number, evalIds: string[] = []): NodeUpdateRespon
   return { NodeModifyIndex: index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? index : 0, Index: index, LastContact: 0, KnownLeader: false, NextToken: '' };
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 export function createNodeService(deps: NodeServiceDeps) {
   const { nodeStore, allocStore, state } = deps;
@@ -84,7 +79,7 @@ export function createNodeService(deps: NodeServiceDeps) {
   return {
     /** May this request register nodes? (management token, or the configured node secret) */
     mayRegister(acl: Acl, presentedSecret: string): boolean {
-      if (deps.nodeSecret !== '' && presentedSecret !== '' && safeEqual(deps.nodeSecret, presentedSecret)) return true;
+      if (deps.nodeSecret !== '' && presentedSecret !== '' && secretsEqual(deps.nodeSecret, presentedSecret)) return true;
       if (deps.aclEnabled) return acl.management;
       return deps.nodeSecret === '';
     },
@@ -103,7 +98,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (!NODE_STATUSES.includes(status)) throw new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`);
       const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
-        if (prev && prev.secretHash !== sha256Hex(secret)) {
+        if (prev && !secretsEqual(prev.secretHash, sha256Hex(secret))) {
           throw new BadRequestError('node secret ID does not match. Not registering node.');
         }
         const fields = { ...raw };
