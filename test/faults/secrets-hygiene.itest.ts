@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
 import { sampleModuleTarGz } from '../../services/registry/test/archive-fixtures';
 import { call, jsonBody, startService, stopAll, type Answer, type ServiceProcess } from './fault-harness';
@@ -173,5 +174,33 @@ describe('no secret in logs, error bodies or metrics', () => {
       }
     }
     expect(leaks).toEqual([]);
+  });
+
+  it('finds none of them in plaintext in any table of the services (tokens hashed, secrets encrypted)', async () => {
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    try {
+      const { rows: tables } = await pg.query<{ schema: string; name: string }>(
+        `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+          WHERE table_schema IN ('secrets', 'scheduler', 'boxes', 'registry', 'state') AND table_type = 'BASE TABLE' ORDER BY 1, 2`,
+      );
+      expect(tables.map((t) => t.schema)).toEqual(expect.arrayContaining(['secrets', 'scheduler', 'boxes', 'registry']));
+      const leaks: string[] = [];
+      let rowsSeen = 0;
+      for (const t of tables) {
+        // Whole rows as text; bytea columns come out as hex, so look for that form too.
+        const { rows } = await pg.query<{ row: string }>(`SELECT t::text AS row FROM "${t.schema}"."${t.name}" t`);
+        rowsSeen += rows.length;
+        for (const { row } of rows) {
+          for (const secret of secrets) {
+            if (row.includes(secret) || row.includes(Buffer.from(secret).toString('hex'))) leaks.push(`${t.schema}.${t.name}: ${secret.slice(0, 12)}...`);
+          }
+        }
+      }
+      expect(rowsSeen).toBeGreaterThan(30);
+      expect(leaks).toEqual([]);
+    } finally {
+      await pg.end();
+    }
   });
 });
