@@ -1,9 +1,13 @@
 // Fault: Redis stopped and restarted under real service processes (issue 29 item 4;
-// docs/operations.md "Failure behaviour"). The scheduler, boxes and registry run as real
+// docs/operations.md "Failure behaviour"). The scheduler, boxes, registry and secrets (dev
+// mode) run as real
 // processes on a Redis of this suite's own. While Redis is down, writes still succeed
 // (PostgreSQL is the truth), a blocked reader returns by its wait at the latest with the
 // current index, rate limits are counted in memory; once Redis is back, wake-ups, the
 // event stream and shared rate-limit counters work again without restarting anything.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
 import { call, jsonBody, startPrivateRedis, startService, stopAll, type PrivateRedis, type ServiceProcess } from './fault-harness';
 import { openStream, type StreamClient } from '../../services/scheduler/test/event-stream-client';
@@ -12,6 +16,7 @@ jest.setTimeout(180_000);
 
 const ADMIN_TOKEN = 'faults-registry-admin-token-0123';
 const BOXES_TOKEN = 'faults-boxes-admin-token-0123456789abcdef';
+const SECRETS_ROOT = 'faults-secrets-root';
 const job = (id: string) => ({ Job: { ID: id, Name: id, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] } });
 
 describe('Redis stopped and restarted under running services', () => {
@@ -20,13 +25,16 @@ describe('Redis stopped and restarted under running services', () => {
   let scheduler: ServiceProcess;
   let boxes: ServiceProcess;
   let registry: ServiceProcess;
+  let secrets: ServiceProcess;
+  let stateDir: string;
   let stream: StreamClient | undefined;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     redis = await startPrivateRedis();
     const common = { DATABASE_URL: db.url, REDIS_URL: redis.url };
-    [scheduler, boxes, registry] = await Promise.all([
+    stateDir = await mkdtemp(path.join(tmpdir(), 'faults-secrets-'));
+    [scheduler, boxes, registry, secrets] = await Promise.all([
       startService('scheduler', { ...common, SCHEDULER_EVENT_HEARTBEAT: '500ms' }),
       startService('boxes', {
         ...common,
@@ -35,15 +43,17 @@ describe('Redis stopped and restarted under running services', () => {
         BOXES_BOOTSTRAP_ADMIN_TOKEN: BOXES_TOKEN,
       }),
       startService('registry', { ...common, REGISTRY_ADMIN_TOKEN: ADMIN_TOKEN }),
+      startService('secrets', { ...common, SECRETS_DEV_MODE: '1', SECRETS_DEV_ROOT_TOKEN: SECRETS_ROOT, SECRETS_DEV_STATE_FILE: path.join(stateDir, 'state.json') }),
     ]);
-    for (const s of [scheduler, boxes, registry]) await s.ready();
+    for (const s of [scheduler, boxes, registry, secrets]) await s.ready();
   });
 
   afterAll(async () => {
     stream?.close();
-    await stopAll([scheduler, boxes, registry]);
+    await stopAll([scheduler, boxes, registry, secrets]);
     await redis?.stop();
     await db?.drop();
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
   });
 
   /** Registers a job; returns the jobs list's index after it. */
@@ -70,6 +80,16 @@ describe('Redis stopped and restarted under running services', () => {
   };
   const boxesAuth = { Authorization: `Bearer ${BOXES_TOKEN}` };
   const registryAuth = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+  const vault = { 'X-Vault-Token': SECRETS_ROOT };
+  const kvPut = async (key: string, data: Record<string, unknown>) => {
+    const res = await call(`${secrets.url}/v1/secret/data/${key}`, { method: 'POST', ...jsonBody({ data }, vault) });
+    expect(res.status).toBe(200);
+  };
+  const kvGet = async (key: string) => {
+    const res = await call(`${secrets.url}/v1/secret/data/${key}`, { headers: vault });
+    expect(res.status).toBe(200);
+    return (res.json as { data: { data: unknown } }).data.data;
+  };
   const jobKeys = () => (stream ? stream.events().filter((e) => e.Topic === 'Job').map((e) => e.Key) : []);
 
   it('keeps writing, returns blocked readers by their wait, and recovers without a restart', async () => {
@@ -82,6 +102,8 @@ describe('Redis stopped and restarted under running services', () => {
     expect(Number((await woken).headers.get('x-scheduler-index'))).toBeGreaterThanOrEqual(second - 1);
     expect((await call(`${registry.url}/v1/modules`)).status).toBe(200);
     expect(await redis.cli('--scan', '--pattern', 'registry:rl:*')).not.toBe('');
+    await kvPut('cached', { v: 1 });
+    expect(await kvGet('cached')).toEqual({ v: 1 });
 
     // A reader blocked when Redis dies.
     const settled = await jobsIndex();
@@ -96,6 +118,11 @@ describe('Redis stopped and restarted under running services', () => {
     const ns = await call(`${registry.url}/v1/admin/namespaces`, { method: 'POST', ...jsonBody({ name: 'outage' }, registryAuth) });
     expect(ns.status).toBe(201);
     expect((await call(`${registry.url}/v1/modules/outage`)).status).toBe(200);
+    // Secrets: a write over a cached entry and a new one, both read back at once.
+    await kvPut('cached', { v: 2 });
+    await kvPut('outage', { written: 'while Redis was down' });
+    expect(await kvGet('cached')).toEqual({ v: 2 });
+    expect(await kvGet('outage')).toEqual({ written: 'while Redis was down' });
 
     // The reader blocked across the stop returns by its wait, with the index of the write
     // made meanwhile (Redis's wake-up was lost; the re-read at the deadline is not).
@@ -130,7 +157,11 @@ describe('Redis stopped and restarted under running services', () => {
     expect(await redis.cli('--scan', '--pattern', 'registry:rl:*')).not.toBe('');
     expect(await redis.cli('--scan', '--pattern', 'boxes:rl:*')).not.toBe('');
 
+    await kvPut('cached', { v: 3 });
+    expect(await kvGet('cached')).toEqual({ v: 3 });
+    expect(await kvGet('outage')).toEqual({ written: 'while Redis was down' });
+
     // No 5xx was logged by any service.
-    for (const s of [scheduler, boxes, registry]) expect(s.output()).not.toMatch(/"status":5\d\d/);
+    for (const s of [scheduler, boxes, registry, secrets]) expect(s.output()).not.toMatch(/"status":5\d\d/);
   });
 });
