@@ -5,9 +5,11 @@
 // A write streams into `.tmp` (same filesystem as the objects), fsyncs, then renames
 // over the final path, so a reader opens either the previous complete object or the new
 // complete one, never a partial file; a failed or aborted write leaves the previous
-// object untouched and removes its temp file.
+// object untouched and removes its temp file. A process killed mid-write (SIGKILL, power
+// loss) cannot remove it: such leftovers are swept when a store is created on the root
+// (`staleTempMs`, docs/operations.md "Failure behaviour").
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,7 +19,15 @@ import type { BlobInfo, BlobPutOptions, BlobRange, BlobStore } from './blob.type
 export interface FsBlobStoreOptions {
   /** Directory holding the objects; created when missing. */
   root: string;
+  /**
+   * Temp files of writes untouched for this long are a killed process's leftovers and are
+   * removed when the store is created (default 24 h; a write in progress touches its file
+   * with every chunk, and upload URLs live minutes). 0 turns the sweep off.
+   */
+  staleTempMs?: number;
 }
+
+export const DEFAULT_STALE_TEMP_MS = 24 * 60 * 60 * 1000;
 
 const META_DIR = '.meta';
 const TMP_DIR = '.tmp';
@@ -35,9 +45,29 @@ async function unlinkIfPresent(file: string): Promise<void> {
   }
 }
 
+/**
+ * Removes the temp files under `<root>/.tmp` last modified more than `olderThanMs` ago;
+ * returns how many. Writes in progress (recently modified files) are left alone.
+ */
+export async function sweepStaleTemp(root: string, olderThanMs: number, now: number = Date.now()): Promise<number> {
+  const dir = path.join(path.resolve(root), TMP_DIR);
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile() || now - info.mtimeMs <= olderThanMs) continue;
+    await unlinkIfPresent(file);
+    removed++;
+  }
+  return removed;
+}
+
 export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
   const root = path.resolve(options.root);
   const tmpDir = path.join(root, TMP_DIR);
+  const staleTempMs = options.staleTempMs ?? DEFAULT_STALE_TEMP_MS;
+  // Best effort and off the start-up path: a leftover only costs disk space.
+  if (staleTempMs > 0) void sweepStaleTemp(root, staleTempMs).catch(() => undefined);
 
   function resolveKey(key: string, base = root): string {
     assertValidBlobKey(key);

@@ -3,6 +3,7 @@ export * from './console-static';
 export * from './dispatch';
 export * from './fields';
 export * from './framer';
+export * from './guards';
 export * from './help';
 export * from './idle-gc';
 export * from './json-policy';

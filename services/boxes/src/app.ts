@@ -1,11 +1,11 @@
 // buildApp(deps): the box-hosting service as an Express app (never listens itself).
 // Order of a request: kit basics (request id, helmet, log, /healthz, /readyz, /metrics)
-// -> maintenance gate (503) -> per-client rate limit (429) -> the API table under /api/v1
+// -> the kit's guards: maintenance gate (503), load shedding (503), per-client rate limit (429) -> the API table under /api/v1
 // -> the root table (catalog and downloads) -> 404/405 in the boxes error shape.
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { Express, Request } from 'express';
 import type { BlobStore } from '@selfstack/blob';
 import { NotFoundError } from '@selfstack/errors';
-import { createKitApp, mountPaths, type MountOptions } from '@selfstack/http-kit';
+import { createKitApp, guardMiddleware, mountPaths, type LoadShedder, type MaintenanceGate, type MountOptions } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import { createAccountPaths } from './features/accounts/accounts.paths';
 import { createAuthPaths } from './features/auth/auth.paths';
@@ -15,8 +15,7 @@ import { createBoxPaths } from './features/boxes/boxes.paths';
 import type { BoxService } from './features/boxes/boxes.service';
 import { createDownloadPaths } from './features/downloads/downloads.paths';
 import type { DownloadService } from './features/downloads/downloads.service';
-import type { MaintenanceGate } from './features/guards/maintenance';
-import { enforceRateLimit, type RateLimiter } from './features/guards/rate-limit';
+import type { BoxesRateLimiter } from './features/guards/rate-limit';
 import { createUploadPaths } from './features/uploads/uploads.paths';
 import type { UploadService } from './features/uploads/uploads.service';
 import { invalidRequest, type BoxesExtra } from './shared/request-context';
@@ -27,8 +26,10 @@ export interface AppDeps {
   uploadService: UploadService;
   downloadService: DownloadService;
   blobs: BlobStore;
-  limiter: RateLimiter;
+  limiter: BoxesRateLimiter;
   maintenance: MaintenanceGate;
+  /** Load shedding (503) above a number of requests in flight; none when unset. */
+  shedder?: LoadShedder | undefined;
   logger: Logger;
   /** Public base URL (BOXES_PUBLIC_URL); default: derived from each request's Host. */
   publicUrl?: string | undefined;
@@ -55,12 +56,13 @@ export function buildApp(deps: AppDeps): Express {
     (app) => {
       if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
 
-      app.use((_req: Request, _res: Response, next: NextFunction) => {
-        deps.maintenance.check().then(() => next(), next);
-      });
-      app.use((req: Request, _res: Response, next: NextFunction) => {
-        enforceRateLimit(deps.limiter, 'api', req.ip ?? 'unknown').then(() => next(), next);
-      });
+      app.use(
+        guardMiddleware({
+          maintenance: deps.maintenance,
+          ...(deps.shedder ? { shedder: deps.shedder } : {}),
+          rateLimit: { limiter: deps.limiter, bucket: 'api' },
+        }),
+      );
 
       const extra = async (req: Request): Promise<BoxesExtra> => {
         const resolved = await deps.authService.resolve(extractToken(req.headers, req.query as Record<string, unknown>));

@@ -3,7 +3,6 @@
 import type { BlobStore } from '@selfstack/blob';
 import type { PrismaClient } from '@selfstack/db';
 import type { Logger } from '@selfstack/logger';
-import type { Redis } from 'ioredis';
 import type { AppDeps } from './app';
 import { createAccountStore, type AccountStore } from './features/accounts/accounts.store';
 import { createAdminService, type AdminService } from './features/admin/admin.service';
@@ -13,8 +12,8 @@ import { createOutboxSender, createWebhookSender, type TwoFactorSender } from '.
 import { createBoxService } from './features/boxes/boxes.service';
 import { createBoxStore } from './features/boxes/boxes.store';
 import { createDownloadService } from './features/downloads/downloads.service';
-import { createMaintenanceGate } from './features/guards/maintenance';
-import { createMemoryRateLimiter, createRedisRateLimiter, DEFAULT_RATE_LIMITS, type RateLimiter, type RateLimitRules } from './features/guards/rate-limit';
+import { createLoadShedder, createMaintenanceGate, createMemoryRateLimiter, createRedisRateLimiter, MAINTENANCE_KEY, type RateLimitRedis } from '@selfstack/http-kit';
+import { DEFAULT_RATE_LIMITS, type BoxesRateLimiter, type BoxesRateLimitRules } from './features/guards/rate-limit';
 import { createUploadService } from './features/uploads/uploads.service';
 import { createUploadStore } from './features/uploads/uploads.store';
 import { createPasswordHasher, DEFAULT_PASSWORD_PARAMS, type PasswordHashParams } from '@selfstack/password';
@@ -24,7 +23,7 @@ export interface ComposeClients {
   blobs: BlobStore;
   logger: Logger;
   /** Rate limits in Redis when given, else in memory. */
-  redis?: Redis | undefined;
+  redis?: RateLimitRedis | undefined;
   redisPrefix?: string;
 }
 
@@ -35,7 +34,9 @@ export interface ComposeOptions {
   publicUrl?: string | undefined;
   trustProxy?: boolean | undefined;
   maxRequestBytes?: number | undefined;
-  rateLimits?: Partial<RateLimitRules>;
+  rateLimits?: Partial<BoxesRateLimitRules>;
+  /** Requests served at once by this process before new ones get 503 (unset: no limit). */
+  maxInFlight?: number | undefined;
   twoFactor?: { sender: 'outbox' } | { sender: 'webhook'; url: string; token?: string | undefined } | { sender: 'custom'; instance: TwoFactorSender };
   codeTtlMs?: number;
   maintenanceCheckMs?: number;
@@ -49,7 +50,7 @@ export interface ComposedBoxes {
   admin: AdminService;
   accountStore: AccountStore;
   authStore: AuthStore;
-  limiter: RateLimiter;
+  limiter: BoxesRateLimiter;
 }
 
 export function composeBoxes(clients: ComposeClients, options: ComposeOptions): ComposedBoxes {
@@ -59,9 +60,9 @@ export function composeBoxes(clients: ComposeClients, options: ComposeOptions): 
   const boxStore = createBoxStore(prisma);
   const uploadStore = createUploadStore(prisma);
   const hasher = createPasswordHasher(options.passwordParams ?? DEFAULT_PASSWORD_PARAMS);
-  const rules: RateLimitRules = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
+  const rules: BoxesRateLimitRules = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const limiter = clients.redis
-    ? createRedisRateLimiter({ redis: clients.redis, prefix: clients.redisPrefix ?? 'boxes:', rules })
+    ? createRedisRateLimiter({ redis: clients.redis, prefix: clients.redisPrefix ?? 'boxes:', rules, logger })
     : createMemoryRateLimiter({ rules });
   const tf = options.twoFactor ?? { sender: 'outbox' as const };
   const sender =
@@ -93,7 +94,7 @@ export function composeBoxes(clients: ComposeClients, options: ComposeOptions): 
     ...(now ? { now } : {}),
   });
   const downloadService = createDownloadService({ boxService, boxStore, blobs });
-  const maintenance = createMaintenanceGate({ read: () => accountStore.getSetting('maintenance'), cacheMs: options.maintenanceCheckMs ?? 2000 });
+  const maintenance = createMaintenanceGate({ read: () => accountStore.getSetting(MAINTENANCE_KEY), cacheMs: options.maintenanceCheckMs ?? 2000 });
   const admin = createAdminService({ accountStore, authStore, authService, hasher });
   return {
     appDeps: {
@@ -104,6 +105,7 @@ export function composeBoxes(clients: ComposeClients, options: ComposeOptions): 
       blobs,
       limiter,
       maintenance,
+      ...(options.maxInFlight ? { shedder: createLoadShedder({ maxInFlight: options.maxInFlight }) } : {}),
       logger,
       publicUrl: options.publicUrl,
       trustProxy: options.trustProxy,

@@ -15,6 +15,7 @@ describe('boxes configuration', () => {
       twoFactor: { sender: 'outbox', codeTtlMs: 300_000 },
       rateLimits: { apiPerMinute: 1200, loginPerMinute: 10 },
       maintenanceCheckMs: 2000,
+      maxInFlight: 0,
       blob: { kind: 'fs', root: '.data/boxes-blobs' },
     });
   });

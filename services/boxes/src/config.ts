@@ -27,6 +27,7 @@ export function boxesEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
       BOXES_RATE_LIMIT_API_PER_MINUTE: integerEnv(1200, { min: 1 }),
       BOXES_RATE_LIMIT_LOGIN_PER_MINUTE: integerEnv(10, { min: 1 }),
       BOXES_MAINTENANCE_CHECK_INTERVAL: durationEnv('2s'),
+      BOXES_MAX_IN_FLIGHT: integerEnv(0, { what: 'a number of requests (0: no load shedding)' }),
     })
     .and(blobStoreEnvSchema('BOXES_', defaultBlobRoot));
 }
@@ -78,6 +79,7 @@ export function boxesConfigSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
     },
     rateLimits: { apiPerMinute: e.BOXES_RATE_LIMIT_API_PER_MINUTE, loginPerMinute: e.BOXES_RATE_LIMIT_LOGIN_PER_MINUTE },
     maintenanceCheckMs: e.BOXES_MAINTENANCE_CHECK_INTERVAL,
+    maxInFlight: e.BOXES_MAX_IN_FLIGHT,
     blob: pickBlobStoreConfig(e as unknown as BlobStoreConfig),
   }));
 }

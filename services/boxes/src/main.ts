@@ -55,6 +55,7 @@ void runService({
             : { sender: 'outbox' },
         codeTtlMs: config.twoFactor.codeTtlMs,
         maintenanceCheckMs: config.maintenanceCheckMs,
+        maxInFlight: config.maxInFlight,
         readiness: async () => ({
           postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false),
           ...(redis ? { redis: await redis.ping().then(() => true, () => false) } : {}),

@@ -1,6 +1,9 @@
 // buildApp(deps): the registry's Express app (never listens; the supertest target).
+// Order of a request: kit basics (request id, helmet, log, /healthz, /readyz, /metrics)
+// -> the kit's guards (spec "Errors"): maintenance (503, except /v1/admin, which switches
+// it), load shedding (503), per-client rate limit (429) -> discovery, admin, modules.
 import type { Express } from 'express';
-import { createKitApp, mountPaths } from '@selfstack/http-kit';
+import { createKitApp, guardMiddleware, mountPaths, type LoadShedder, type MaintenanceGate, type RateLimiter } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import { adminPaths, authorizeAdmin } from './features/admin/admin.paths';
 import type { AdminService } from './features/admin/admin.service';
@@ -18,6 +21,12 @@ export interface RegistryAppDeps {
   publish: PublishService;
   admin: AdminService;
   maxArchiveBytes: number;
+  guards?: {
+    limiter: RateLimiter<'api'>;
+    maintenance: MaintenanceGate;
+    shedder?: LoadShedder;
+  };
+  trustProxy?: boolean;
   /** JSON bodies (admin API); archives have their own limit. */
   maxRequestBytes?: number;
   readiness?: () => Promise<Record<string, boolean>>;
@@ -36,6 +45,18 @@ export function buildApp(deps: RegistryAppDeps): Express {
       ...(deps.requestLog === undefined ? {} : { requestLog: deps.requestLog }),
     },
     (app) => {
+      if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
+      if (deps.guards) {
+        const { limiter, maintenance, shedder } = deps.guards;
+        app.use(
+          guardMiddleware({
+            maintenance,
+            maintenanceExempt: (req) => req.path === '/v1/admin' || req.path.startsWith('/v1/admin/'),
+            ...(shedder ? { shedder } : {}),
+            rateLimit: { limiter, bucket: 'api' },
+          }),
+        );
+      }
       const extra = principalExtra(deps.auth);
       const common = { extra, logger: deps.logger };
       mountPaths(app, discoveryPaths(), { prefix: '/.well-known', logger: deps.logger, help: false });

@@ -21,6 +21,11 @@ export function registryEnvSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
       REGISTRY_MAX_ARCHIVE_BYTES: integerEnv(20 * MiB, { min: 1024, what: 'a byte count' }),
       REGISTRY_MAX_UNPACKED_BYTES: integerEnv(200 * MiB, { min: 1024, what: 'a byte count' }),
       REGISTRY_MAX_ARCHIVE_ENTRIES: integerEnv(10_000, { min: 1, what: 'a number of files and directories' }),
+      // Spec "Errors": 429 and 503 (load shedding, maintenance); thresholds "not shown".
+      REGISTRY_RATE_LIMIT_PER_MINUTE: integerEnv(1200, { min: 1, what: 'a number of requests per client per minute' }),
+      REGISTRY_MAX_IN_FLIGHT: integerEnv(512, { what: 'a number of requests (0: no load shedding)' }),
+      REGISTRY_MAINTENANCE_CHECK_INTERVAL: durationEnv('2s'),
+      REGISTRY_TRUST_PROXY: booleanEnv(false),
     })
     .and(blobStoreEnvSchema('REGISTRY_', defaultBlobRoot));
 }
@@ -44,6 +49,10 @@ export function registryConfigSchema(defaultBlobRoot = DEFAULT_BLOB_ROOT) {
     maxArchiveBytes: e.REGISTRY_MAX_ARCHIVE_BYTES,
     maxUnpackedBytes: e.REGISTRY_MAX_UNPACKED_BYTES,
     maxArchiveEntries: e.REGISTRY_MAX_ARCHIVE_ENTRIES,
+    rateLimitPerMinute: e.REGISTRY_RATE_LIMIT_PER_MINUTE,
+    maxInFlight: e.REGISTRY_MAX_IN_FLIGHT,
+    maintenanceCheckMs: e.REGISTRY_MAINTENANCE_CHECK_INTERVAL,
+    trustProxy: e.REGISTRY_TRUST_PROXY,
     blob: pickBlobStoreConfig(e),
   }));
 }

@@ -3,6 +3,7 @@
 // Usage: tsx services/registry/src/main.ts (configuration from the environment,
 // docs/registry.md "Configuration").
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { createBlobStoreFromConfig } from '@selfstack/blob';
 import { createPrismaClient } from '@selfstack/db';
 import { createListener, runService } from '@selfstack/http-kit';
@@ -26,9 +27,17 @@ void runService({
 
     const prisma = createPrismaClient({ url: databaseUrl, logger });
     onShutdown('prisma', () => prisma.$disconnect());
+    // Rate limits are counters with expiry, not bus messages: a client of their own.
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+    if (redis) {
+      redis.on('error', (err: Error) => logger.warn('redis error', { error: err.message }));
+      onShutdown('redis', () => redis.quit());
+    } else {
+      logger.warn('REDIS_URL is unset: rate limits are counted in memory (one process only)');
+    }
     const blobs = createBlobStoreFromConfig(config.blob);
     const deps = composeRegistry(
-      { prisma, blobs, logger },
+      { prisma, blobs, logger, redis, redisPrefix: 'registry:' },
       {
         publicReads: config.publicReads,
         publicArchives: config.publicArchives,
@@ -38,6 +47,10 @@ void runService({
         maxArchiveBytes: config.maxArchiveBytes,
         maxUnpackedBytes: config.maxUnpackedBytes,
         maxArchiveEntries: config.maxArchiveEntries,
+        rateLimitPerMinute: config.rateLimitPerMinute,
+        maxInFlight: config.maxInFlight,
+        maintenanceCheckMs: config.maintenanceCheckMs,
+        trustProxy: config.trustProxy,
       },
     );
     const app = buildApp(deps);

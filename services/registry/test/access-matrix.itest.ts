@@ -119,6 +119,9 @@ function rowsFor(publicReads: boolean): AccessRow<Caller>[] {
       setup: forAllowed(async () => ({ path: `/v1/admin/tokens/${(await createToken(open.app, {})).id}` })),
       expect: adminOnly(204),
     },
+    { route: 'GET,HEAD /v1/admin/maintenance', expect: adminOnly(200) },
+    // Switching it off: rows after this one still expect normal answers.
+    { route: 'PUT,POST /v1/admin/maintenance', body: { enabled: false }, expect: adminOnly(200) },
     { route: 'PATCH /v1/admin/modules/:namespace/:name/:provider', path: '/v1/admin/modules/acme/vpc/aws', body: { verified: true }, expect: adminOnly(200) },
 
     // Reads (v1 and v2).

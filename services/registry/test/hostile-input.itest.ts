@@ -16,7 +16,8 @@ let r: Registry;
 let listener: Listener;
 
 beforeAll(async () => {
-  r = await startRegistry();
+  // Maintenance read on every request: switching it off at the end takes effect at once.
+  r = await startRegistry({ maintenanceCheckMs: 0 });
   await createNamespace(r.app, 'known-ns');
   listener = await createListener(r.app, { port: 0, host: '127.0.0.1' });
 });
@@ -36,23 +37,33 @@ describe('hostile input sweep', () => {
   it('never answers 5xx or outside the registry error shape', async () => {
     const routes = sweepRoutes(r.app);
     expect(routes.length).toBeGreaterThan(15);
-    const cases: SweepCase[] = routes.flatMap((route) =>
-      buildCases(route, {
-        paramValue: (_r, name) => VALUES[name] ?? 'sweep',
-        auth: bearer(ADMIN_TOKEN),
-        badAuth: {
-          absent: {},
-          wrong: bearer('not-a-real-token'),
-          'malformed bearer': { Authorization: 'Bearer' },
-          'malformed long': { Authorization: `Basic ${'%'.repeat(3000)}` },
-        },
-        requiresAuth: needsToken,
-        oversizeBytes: LIMIT + 1024,
-      }),
-    );
-    const result = await runSweep(cases, { baseUrl: listener.url, checkShape: (res) => checkJsonErrors(res) });
-    console.log(`registry sweep: ${routes.length} route-methods, ${result.requests} requests, statuses ${JSON.stringify(result.statuses)}`);
-    expect(result.failures).toEqual([]);
+    // A well-formed switch of maintenance mode turns every later non-admin answer into a
+    // (correct) 503: that route is swept on its own after the others, then switched off.
+    const isSwitch = (route: SweepRoute) => route.pattern === '/v1/admin/maintenance' && route.method !== 'GET' && route.method !== 'HEAD';
+    const casesOf = (list: SweepRoute[]): SweepCase[] =>
+      list.flatMap((route) =>
+        buildCases(route, {
+          paramValue: (_r, name) => VALUES[name] ?? 'sweep',
+          auth: bearer(ADMIN_TOKEN),
+          badAuth: {
+            absent: {},
+            wrong: bearer('not-a-real-token'),
+            'malformed bearer': { Authorization: 'Bearer' },
+            'malformed long': { Authorization: `Basic ${'%'.repeat(3000)}` },
+          },
+          requiresAuth: needsToken,
+          oversizeBytes: LIMIT + 1024,
+        }),
+      );
+    const switches = routes.filter(isSwitch);
+    expect(switches.length).toBeGreaterThan(0);
+    const sweep = (list: SweepRoute[]) => runSweep(casesOf(list), { baseUrl: listener.url, checkShape: (res) => checkJsonErrors(res) });
+    const result = await sweep(routes.filter((route) => !isSwitch(route)));
+    const last = await sweep(switches);
+    console.log(`registry sweep: ${routes.length} route-methods, ${result.requests + last.requests} requests, statuses ${JSON.stringify(result.statuses)} then ${JSON.stringify(last.statuses)}`);
+    expect([...result.failures, ...last.failures]).toEqual([]);
+    const off = await request(r.app).put('/v1/admin/maintenance').set(bearer(ADMIN_TOKEN)).send({ enabled: false });
+    expect(off.status).toBe(200);
   });
 
   it('still answers its health route and the known namespace afterwards', async () => {

@@ -4,7 +4,6 @@
 // what follows in the same transaction: job summary and status, deployment health (the
 // watcher), an `alloc-failure` evaluation for a failed allocation (rescheduling), and the
 // capacity index when an allocation stops holding resources (blocked evaluations retry).
-import { timingSafeEqual } from 'node:crypto';
 import { BadRequestError, ForbiddenError, NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../features/acl/acl-policy';
 import type { AllocationStore } from '../features/allocations/allocations.store';
@@ -20,6 +19,7 @@ import type { EngineStore } from './engine.store';
 import { healthOf, type DeploymentWatcher, type HealthChange } from './deployment-watcher';
 import { refreshJobState } from './job-state';
 import { CAPACITY_TABLE } from './plan-applier';
+import { secretsEqual } from '@selfstack/password';
 
 export interface ClientAllocUpdate {
   ID: string;
@@ -44,9 +44,7 @@ export interface ClientUpdatesDeps extends SchedulerState {
 const TERMINAL = new Set(['complete', 'failed', 'lost']);
 
 function sameSecret(hash: string, secret: string): boolean {
-  const a = Buffer.from(hash);
-  const b = Buffer.from(sha256Hex(secret));
-  return a.length === b.length && timingSafeEqual(a, b);
+  return secretsEqual(hash, sha256Hex(secret));
 }
 
 export function createClientUpdatesService(deps: ClientUpdatesDeps) {

@@ -6,7 +6,7 @@ import { DuplicateError, type AccountStore } from '../accounts/accounts.store';
 import { usernameProblem, type AccountRecord, type BillingState } from '../accounts/accounts.types';
 import type { AuthStore, OutboxRecord } from '../auth/auth.store';
 import { hashToken, type AuthService, type TokenJson } from '../auth/auth.service';
-import { MAINTENANCE_KEY, parseMaintenance, type MaintenanceState } from '../guards/maintenance';
+import { MAINTENANCE_KEY, parseMaintenance, serializeMaintenance, type MaintenanceState } from '@selfstack/http-kit';
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
@@ -126,7 +126,7 @@ export function createAdminService(deps: { accountStore: AccountStore; authStore
     },
 
     async setMaintenance(enabled, message) {
-      await accountStore.setSetting(MAINTENANCE_KEY, enabled ? JSON.stringify({ message: message ?? '' }) : null);
+      await accountStore.setSetting(MAINTENANCE_KEY, serializeMaintenance(enabled, message));
       return parseMaintenance(await accountStore.getSetting(MAINTENANCE_KEY));
     },
 

@@ -7,7 +7,8 @@ import type { PasswordHasher } from '@selfstack/password';
 import type { AccountStore } from '../accounts/accounts.store';
 import type { AccountRecord, Actor } from '../accounts/accounts.types';
 import { requireActor, type TokenState } from '../accounts/access';
-import { enforceRateLimit, type RateLimiter } from '../guards/rate-limit';
+import { enforceRateLimit } from '@selfstack/http-kit';
+import type { BoxesRateLimiter } from '../guards/rate-limit';
 import type { AuthStore } from './auth.store';
 import { obfuscate, type TwoFactorSender } from './two-factor-sender';
 
@@ -22,7 +23,7 @@ export interface AuthServiceDeps {
   accountStore: AccountStore;
   authStore: AuthStore;
   hasher: PasswordHasher;
-  limiter: RateLimiter;
+  limiter: BoxesRateLimiter;
   sender: TwoFactorSender;
   logger: Logger;
   now?: () => Date;

@@ -2,9 +2,9 @@
 // signed `PUT /api/v1/uploads/:token` that receives the image (streamed: the kit does not
 // read or limit this body), and the authenticated direct-upload callback.
 import { z } from 'zod';
-import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
+import { definePath, enforceRateLimit, type AnyPathSpec } from '@selfstack/http-kit';
 import type { BoxesExtra } from '../../shared/request-context';
-import { enforceRateLimit, type RateLimiter } from '../guards/rate-limit';
+import type { BoxesRateLimiter } from '../guards/rate-limit';
 import type { UploadService } from './uploads.service';
 
 const p = (description: string) => ({ in: 'path' as const, schema: z.string(), required: true as const, description });
@@ -16,7 +16,7 @@ const providerPath = {
 };
 const base = 'box/:username/:name/version/:box_version/provider/:provider_name';
 
-export function createUploadPaths(deps: { uploadService: UploadService; limiter: RateLimiter }): AnyPathSpec<BoxesExtra>[] {
+export function createUploadPaths(deps: { uploadService: UploadService; limiter: BoxesRateLimiter }): AnyPathSpec<BoxesExtra>[] {
   const { uploadService: u, limiter } = deps;
   return [
     definePath({

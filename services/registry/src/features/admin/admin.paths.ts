@@ -92,6 +92,26 @@ export function adminPaths(deps: AdminPathsDeps): AnyPathSpec<RegistryExtra>[] {
       },
     }),
     def({
+      pattern: 'maintenance',
+      summary: 'Maintenance mode',
+      description:
+        'While on, every route except /v1/admin answers 503 with Retry-After and `message` as its error (spec "Errors": 503). Replicas notice a switch within REGISTRY_MAINTENANCE_CHECK_INTERVAL.',
+      fields: {
+        enabled: { in: 'body', schema: z.boolean(), description: 'true: answer 503 to every non-admin request', required: true },
+        message: body(z.string().max(1000), 'The error message clients see (default: a generic one)'),
+      },
+      operationSummaries: { read: 'Show maintenance mode', update: 'Switch maintenance mode on or off' },
+      operations: {
+        read() {
+          return admin.maintenance();
+        },
+        async update(ctx) {
+          refuseUnknown(ctx);
+          return admin.setMaintenance(ctx.body.enabled, ctx.body.message);
+        },
+      },
+    }),
+    def({
       pattern: 'modules/:namespace/:name/:provider',
       summary: 'Mark a module verified (partner) or not',
       fields: {

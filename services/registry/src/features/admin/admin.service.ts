@@ -3,6 +3,7 @@
 // CI uses to create namespaces and publish tokens (terralist#725, terrareg#32).
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, ConflictError, NotFoundError } from '@selfstack/errors';
+import { MAINTENANCE_KEY, parseMaintenance, serializeMaintenance, type MaintenanceState } from '@selfstack/http-kit';
 import { isValidNamespaceOrName } from '../modules/names';
 import { generateToken, hashToken } from '../auth/tokens';
 import { NamespaceExistsError, NamespaceInUseError, NamespaceMissingError, type AdminStore } from './admin.store';
@@ -20,6 +21,9 @@ export interface AdminService {
   listTokens(): Promise<{ tokens: TokenView[] }>;
   deleteToken(id: string): Promise<void>;
   setVerified(namespace: string, name: string, provider: string, verified: boolean): Promise<{ namespace: string; name: string; provider: string; verified: boolean }>;
+  /** Maintenance mode (spec "Errors": 503): every replica answers 503 within its check interval. */
+  maintenance(): Promise<MaintenanceState>;
+  setMaintenance(enabled: boolean, message?: string): Promise<MaintenanceState>;
 }
 
 export function namespaceView(n: NamespaceRecord): NamespaceView {
@@ -95,6 +99,13 @@ export function createAdminService(deps: { store: AdminStore; modules: Pick<Modu
     async setVerified(namespace, name, provider, verified) {
       if (!(await deps.modules.setVerified(namespace, name, provider, verified))) throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
       return { namespace, name, provider, verified };
+    },
+    async maintenance() {
+      return parseMaintenance(await store.getSetting(MAINTENANCE_KEY));
+    },
+    async setMaintenance(enabled, message) {
+      await store.setSetting(MAINTENANCE_KEY, serializeMaintenance(enabled, message));
+      return parseMaintenance(await store.getSetting(MAINTENANCE_KEY));
     },
   };
 }

@@ -24,6 +24,10 @@ export interface AdminStore {
   listTokens(): Promise<TokenRecord[]>;
   findTokenByHash(hash: string): Promise<TokenRecord | null>;
   deleteToken(id: string): Promise<boolean>;
+  /** registry.settings: service-wide switches (maintenance mode); null when unset. */
+  getSetting(key: string): Promise<string | null>;
+  /** null deletes the setting. */
+  setSetting(key: string, value: string | null): Promise<void>;
 }
 
 const tokenSelect = { id: true, description: true, namespace: true, createdAt: true, expiresAt: true } as const;
@@ -76,6 +80,14 @@ export function createAdminStore(prisma: PrismaClient): AdminStore {
     async deleteToken(id) {
       const r = await prisma.registryToken.deleteMany({ where: { id } });
       return r.count > 0;
+    },
+    async getSetting(key) {
+      const row = await prisma.registrySetting.findUnique({ where: { key }, select: { value: true } });
+      return row?.value ?? null;
+    },
+    async setSetting(key, value) {
+      if (value === null) await prisma.registrySetting.deleteMany({ where: { key } });
+      else await prisma.registrySetting.upsert({ where: { key }, create: { key, value }, update: { value } });
     },
   };
 }

@@ -1,7 +1,7 @@
 // API token format and hashing. Tokens are 256 random bits, so a plain SHA-256 is the
 // right at-rest hash (no salt/stretching needed: nothing to brute-force), and lookups go
 // by hash, so no secret is ever compared in variable time.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'rgt_';
 
@@ -13,12 +13,8 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of two secrets of any length (hash both first). */
-export function secretsEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb);
-}
+/** Constant-time comparison of two secrets of any length (shared: libs/password). */
+export { secretsEqual } from '@selfstack/password';
 
 /** `Authorization: Bearer <t>` (Terraform's credentials), then `X-Registry-Token: <t>`. */
 export const TOKEN_HEADERS = ['authorization', 'x-registry-token'] as const;

@@ -2,7 +2,6 @@
 // client agents use (register, heartbeat), list/read, drain, eligibility and purge, and the
 // transitions the heartbeat sweeper and the drainer (node-lifecycle.ts) write. Node events
 // carry Topic `Node`, Key = node ID, FilterKeys null.
-import { timingSafeEqual } from 'node:crypto';
 import type { StateEventInput } from '@selfstack/state';
 import { BadRequestError, NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
@@ -16,6 +15,7 @@ import type { ListQuery } from '../../http/query';
 import type { Paged } from '../jobs/jobs.service';
 import type { NodeStore } from './nodes.store';
 import { nodeStub, type Node, type NodeUpdateResponse } from './nodes.types';
+import { secretsEqual } from '@selfstack/password';
 
 export interface NodeWriteScope {
   tx: Db;
@@ -101,11 +101,6 @@ function updateResponse(index: number, evalIds: string[] = []): NodeUpdateRespon
   return { NodeModifyIndex: index, EvalIDs: evalIds, EvalCreateIndex: evalIds.length > 0 ? index : 0, Index: index, LastContact: 0, KnownLeader: false, NextToken: '' };
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 /**
  * DrainSpec.Deadline is a Go time.Duration: integer nanoseconds. A string ("1h"), a
@@ -170,7 +165,7 @@ export function createNodeService(deps: NodeServiceDeps) {
 
   /** Is the caller the node itself (its SecretID as the token), or a management token? */
   function ownsNode(secretHash: string, caller: NodeCaller): boolean {
-    if (caller.token !== '' && safeEqual(secretHash, sha256Hex(caller.token))) return true;
+    if (caller.token !== '' && secretsEqual(secretHash, sha256Hex(caller.token))) return true;
     return deps.aclEnabled && caller.acl.management;
   }
 
@@ -180,7 +175,7 @@ export function createNodeService(deps: NodeServiceDeps) {
    * secret configured, anyone (as with every other route then).
    */
   function mayRegister(acl: Acl, presentedSecret: string): boolean {
-    if (deps.nodeSecret !== '' && presentedSecret !== '' && safeEqual(deps.nodeSecret, presentedSecret)) return true;
+    if (deps.nodeSecret !== '' && presentedSecret !== '' && secretsEqual(deps.nodeSecret, presentedSecret)) return true;
     if (deps.aclEnabled) return acl.allowNodeWrite();
     return deps.nodeSecret === '';
   }
@@ -206,7 +201,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (secret === '') throw bad('missing node secret ID for client registration');
       const secretHash = sha256Hex(secret);
       // The node itself (its own SecretID) hears what is wrong with the rest of its body.
-      const owner = may || (await nodeStore.get(deps.prisma, id).then((n) => n !== null && safeEqual(n.secretHash, secretHash)));
+      const owner = may || (await nodeStore.get(deps.prisma, id).then((n) => n !== null && secretsEqual(n.secretHash, secretHash)));
       const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
       if (!NODE_STATUSES.includes(status)) throw owner ? new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`) : denied();
       let ttlMs = 0;
@@ -214,7 +209,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       const mayTouchAllocs = status === 'down' || (raw['DrainStrategy'] !== undefined && raw['DrainStrategy'] !== null);
       const { index, result } = await state.withWrite(mayTouchAllocs ? nodeTables : statusTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
-        if (prev ? !safeEqual(prev.secretHash, secretHash) : !may) throw denied();
+        if (prev ? !secretsEqual(prev.secretHash, secretHash) : !may) throw denied();
         const fields = { ...raw };
         delete fields['SecretID'];
         const now = deps.clock.nowMs();

@@ -15,6 +15,7 @@ import { BarrierDecryptError, newKey, open, seal, termOf } from './barrier-crypt
 import { combineShares, splitKey } from './shamir';
 import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from './barrier.types';
 import type { LatestPeek, Storage, StorageTx, WithLast } from './storage.types';
+import { secretsEqual } from '@selfstack/password';
 
 const KEYRING_AAD = 'core/keyring';
 
@@ -253,7 +254,8 @@ export function createBarrier(deps: { barrierStore: BarrierStore; storage: Stora
       const record = await loadRecord();
       if (!record) throw notInitializedError();
       if (keyring !== null) return status();
-      if (progress.some((p) => p.equals(key))) {
+      // Constant-time: timing must not tell how much of an earlier share a guess matched.
+      if (progress.some((p) => secretsEqual(p, key))) {
         throw badRequest('given key has already been provided during this unseal operation');
       }
       progress.push(Buffer.from(key));
