@@ -319,5 +319,11 @@ job "cache" {
     expect(bad.status).toBe(400);
     expect(bad.text).toMatch(/^Failed to parse job: /);
     expect((await request(h.app).post('/v1/jobs/parse').send({})).status).toBe(400);
+    // 2,000 nested blocks (issue 29): HashiCorp's parser would overflow its stack; refused
+    // first with a message that says why.
+    const deep = `job "x" {\n group "g" {\n task "t" {\n driver = "mock"\n config ${'{ a '.repeat(2000)}{}${' }'.repeat(2000)}\n }\n }\n}\n`;
+    const tooDeep = await request(h.app).post('/v1/jobs/parse').send({ JobHCL: deep });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.text).toBe('Failed to parse job: input.hcl: blocks and values nested deeper than 128 levels');
   });
 });

@@ -214,9 +214,54 @@ function substitute(v: unknown, scope: { var: JsonObject; local: JsonObject }): 
   return v;
 }
 
+/** How deep a job file may nest blocks and values (the request-body policy's 128 levels). */
+const MAX_HCL_DEPTH = 128;
+
+/** Whether `v` nests deeper than `max` levels (iterative: no recursion on hostile input). */
+function nestedDeeper(v: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop() as [unknown, number];
+    if (x === null || typeof x !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x as JsonObject)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * The deepest nesting of `{`, `[` and `(` in HCL text, outside quoted strings and comments.
+ * HashiCorp's parser recurses per level and fails past a few thousand with a stack overflow
+ * reported as a diagnostic at 0,0: such input is refused first, with a clear message.
+ */
+function bracketDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '#' || (c === '/' && text[i + 1] === '/')) {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 1;
+    } else if (c === '{' || c === '[' || c === '(') {
+      if (++depth > max) max = depth;
+    } else if (c === '}' || c === ']' || c === ')') {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return max;
+}
+
 async function parseText(text: string, file: string): Promise<JsonObject> {
+  if (bracketDepth(text) > MAX_HCL_DEPTH) throw new BadRequestError(`Failed to parse job: ${file}: blocks and values nested deeper than ${MAX_HCL_DEPTH} levels`);
   try {
-    return (await parseHcl(text, file)) as JsonObject;
+    const doc = (await parseHcl(text, file)) as JsonObject;
+    // The conversion below walks the document recursively.
+    if (nestedDeeper(doc, MAX_HCL_DEPTH)) throw new BadRequestError(`Failed to parse job: ${file}: blocks and values nested deeper than ${MAX_HCL_DEPTH} levels`);
+    return doc;
   } catch (e) {
     if (e instanceof HclParseError) {
       const d = e.diagnostics.map((x) => `${x.file}:${x.line ?? 0},${x.column ?? 0}: ${x.summary}${x.detail ? `; ${x.detail}` : ''}`).join('; ');
