@@ -19,7 +19,7 @@ import { createJobService, type JobService } from './features/jobs/jobs.service'
 import { createJobStore } from './features/jobs/jobs.store';
 import { createNamespaceService, type NamespaceService } from './features/namespaces/namespaces.service';
 import { createNamespaceStore } from './features/namespaces/namespaces.store';
-import { createNodeService, type NodeService } from './features/nodes/nodes.service';
+import { createNodeService, type HeartbeatSettings, type NodeService } from './features/nodes/nodes.service';
 import { createNodeStore } from './features/nodes/nodes.store';
 import { systemClock, type Clock, type Db } from './shared/common.types';
 
@@ -35,6 +35,8 @@ export interface SchedulerConfig {
   peers: Readonly<Record<string, string>>;
   version: string;
   maxRequestBytes?: number;
+  /** Node heartbeat TTLs (default: the anchor's 10 s minimum, 50/s, 10 s grace). */
+  heartbeat?: HeartbeatSettings;
   /** Event stream timings (default: the anchor's 30 s heartbeat). */
   eventStream?: Partial<EventStreamSettings>;
 }
@@ -104,6 +106,7 @@ export function composeScheduler(clients: SchedulerClients, config: SchedulerCon
       datacenter: config.datacenter,
       aclEnabled: config.aclEnabled,
       nodeSecret: config.nodeSecret,
+      ...(config.heartbeat ? { heartbeat: config.heartbeat } : {}),
     }),
     allocations: createAllocationService({ ...s, allocStore, evalStore, clock }),
     evaluations: createEvaluationService({ ...s, evalStore, allocStore }),

@@ -67,8 +67,17 @@ export const schedulerEnvSchema = z.object({
   SCHEDULER_EVENT_PRUNE_INTERVAL: durationEnv('30s'),
   SCHEDULER_EVENT_HEARTBEAT: durationEnv('30s'),
   SCHEDULER_EVENT_SLOW_CONSUMER: durationEnv('30s'),
+  // Node heartbeats (issue 26; docs/scheduler.md "Nodes and heartbeats"), the anchor's
+  // min_heartbeat_ttl, max_heartbeats_per_second, heartbeat_grace and failover TTL: a node
+  // is given max(TTL_MIN, live nodes / MAX_PER_SECOND s) and goes down once that plus the
+  // grace passes without a heartbeat; a server waits FAILOVER after starting before it
+  // declares any node down.
+  SCHEDULER_HEARTBEAT_TTL_MIN: durationEnv('10s'),
+  SCHEDULER_HEARTBEAT_GRACE: durationEnv('10s'),
+  SCHEDULER_HEARTBEAT_MAX_PER_SECOND: integerEnv(50, { min: 1, max: 100_000, what: 'a whole number of heartbeats a second (at least 1)' }),
+  SCHEDULER_HEARTBEAT_FAILOVER: durationEnv('5m'),
 }).superRefine((env, ctx) => {
-  for (const key of ['SCHEDULER_EVENT_PRUNE_INTERVAL', 'SCHEDULER_EVENT_HEARTBEAT', 'SCHEDULER_EVENT_SLOW_CONSUMER'] as const) {
+  for (const key of ['SCHEDULER_EVENT_PRUNE_INTERVAL', 'SCHEDULER_EVENT_HEARTBEAT', 'SCHEDULER_EVENT_SLOW_CONSUMER', 'SCHEDULER_HEARTBEAT_TTL_MIN'] as const) {
     if (env[key] < 10) ctx.addIssue({ code: 'custom', path: [key], message: 'must be at least 10ms' });
   }
   if (env.SCHEDULER_WORKERS !== 1 && !env.REDIS_URL) {
@@ -92,4 +101,9 @@ export const IDLE_GC_MIN_HELD = 100;
 /** The listener's idle collection (createListener's `idleGc`), off when the setting is 0. */
 export function idleGcOptions(idleMs: number): { idleMs: number; minHeld: number } | undefined {
   return idleMs > 0 ? { idleMs, minHeld: IDLE_GC_MIN_HELD } : undefined;
+}
+
+/** How often a process's node lifecycle timers run: a fraction of the grace, within 100 ms..1 s. */
+export function nodeSweepIntervalMs(graceMs: number): number {
+  return Math.max(100, Math.min(1_000, Math.floor(graceMs / 2)));
 }

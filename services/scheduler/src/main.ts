@@ -12,8 +12,11 @@ import { buildApp } from './app';
 import { composeScheduler } from './compose';
 import { createEngine } from './engine/engine';
 import { startEventLogPruner } from './features/events/event-log-pruner';
-import { idleGcOptions, loadSchedulerEnv } from './config';
-import type { Db } from './shared/common.types';
+import { idleGcOptions, loadSchedulerEnv, nodeSweepIntervalMs } from './config';
+import { createAllocationStore } from './features/allocations/allocations.store';
+import { createNodeLifecycle } from './features/nodes/node-lifecycle';
+import { createNodeStore } from './features/nodes/nodes.store';
+import { systemClock, type Db } from './shared/common.types';
 
 void runService({
   name: 'scheduler',
@@ -37,27 +40,40 @@ void runService({
     // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
     const engine = env.SCHEDULER_ENGINE_WORKERS > 0 ? createEngine({ prisma, state, bus: processBus, logger, databaseUrl, workers: env.SCHEDULER_ENGINE_WORKERS }) : null;
     if (engine) onShutdown('engine', () => engine.stop());
+
+    const deps = composeScheduler(
+      { prisma, state, logger },
+      {
+        region: env.SCHEDULER_REGION,
+        datacenter: env.SCHEDULER_DATACENTER,
+        nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
+        advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
+        aclEnabled: env.SCHEDULER_ACL_ENABLED,
+        nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
+        peers: env.SCHEDULER_PEER_REGIONS,
+        version: '2.0.6',
+        maxRequestBytes: env.MAX_REQUEST_BYTES,
+        eventStream: { heartbeatMs: env.SCHEDULER_EVENT_HEARTBEAT, slowConsumerMs: env.SCHEDULER_EVENT_SLOW_CONSUMER },
+        heartbeat: { minTtlMs: env.SCHEDULER_HEARTBEAT_TTL_MIN, graceMs: env.SCHEDULER_HEARTBEAT_GRACE, maxPerSecond: env.SCHEDULER_HEARTBEAT_MAX_PER_SECOND },
+      },
+      { readiness: async () => ({ postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false) }), stopping: stopping.signal },
+    );
+    const app = buildApp(deps);
+    // Node heartbeats and drains (issue 26): every replica sweeps; transitions are re-checked in their writes.
+    const lifecycle = createNodeLifecycle({
+      db: prisma,
+      nodes: deps.services.nodes,
+      nodeStore: createNodeStore(),
+      allocStore: createAllocationStore(),
+      clock: systemClock,
+      logger,
+      intervalMs: nodeSweepIntervalMs(env.SCHEDULER_HEARTBEAT_GRACE),
+      failoverMs: env.SCHEDULER_HEARTBEAT_FAILOVER,
+    });
+    onShutdown('node lifecycle', () => lifecycle.stop());
+    // Closed in this order at shutdown: the timers above first, then their clients.
     onShutdown('state', () => state.close());
     onShutdown('prisma', () => prisma.$disconnect());
-
-    const app = buildApp(
-      composeScheduler(
-        { prisma, state, logger },
-        {
-          region: env.SCHEDULER_REGION,
-          datacenter: env.SCHEDULER_DATACENTER,
-          nodeName: env.SCHEDULER_NODE_NAME ?? hostname(),
-          advertiseAddr: env.SCHEDULER_ADVERTISE_ADDR ?? `127.0.0.1:${env.PORT}`,
-          aclEnabled: env.SCHEDULER_ACL_ENABLED,
-          nodeSecret: env.SCHEDULER_NODE_SECRET ?? '',
-          peers: env.SCHEDULER_PEER_REGIONS,
-          version: '2.0.6',
-          maxRequestBytes: env.MAX_REQUEST_BYTES,
-          eventStream: { heartbeatMs: env.SCHEDULER_EVENT_HEARTBEAT, slowConsumerMs: env.SCHEDULER_EVENT_SLOW_CONSUMER },
-        },
-        { readiness: async () => ({ postgres: await prisma.$queryRaw`SELECT 1`.then(() => true, () => false) }), stopping: stopping.signal },
-      ),
-    );
     await engine?.start();
     const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
     const listener = await createListener(app, {

@@ -59,7 +59,7 @@ export function createEngineServices(deps: EngineServicesDeps) {
     clientUpdates,
     jobOperations,
     /** For the node service: the evaluations a node change calls for. */
-    onNodeChange: createNodeEvalHook({ engineStore, evalStore, clock: deps.clock }),
+    onNodeChange: createNodeEvalHook({ engineStore, evalStore, allocStore, jobStore, clock: deps.clock }),
     watcher,
     /** For the ACL resolver: client agents authenticate with their node SecretID. */
     isNodeSecret: (secretHash: string) => nodeStore.secretExists(deps.prisma, secretHash),

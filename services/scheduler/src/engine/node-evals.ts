@@ -1,21 +1,93 @@
-// Evaluations a node change calls for (the anchor's createNodeEvals): when a node
-// registers, changes status, drain or eligibility, every job with live allocations on it
-// and every system job is evaluated again (`node-update`, or `node-drain` when a drain
-// starts). Runs inside the node's write.
+// What a node change means for the allocations on it, and the evaluations it calls for (the
+// anchor's createNodeEvals, plus what its plan applier and drainer write; docs/scheduler.md
+// "Nodes and heartbeats"). Runs inside the node's write:
+//   - a node that goes down (missed heartbeats) or is purged loses its allocations: each
+//     one still live on the client becomes ClientStatus `lost`, DesiredStatus `stop` with the
+//     anchor's "alloc is lost since its node is down"; the evaluations replace them;
+//   - a drain that starts (or changes) marks the allocations of service jobs for migration
+//     (DesiredTransition.Migrate), and those of batch jobs too when forced (deadline -1) or
+//     once the deadline has passed (`forceMigrate`, from the drainer); system jobs are
+//     handled by the system scheduler;
+//   - every job with live allocations on the node and every system job is evaluated again
+//     (`node-update`, or `node-drain` when a drain starts or is enforced).
+import { allocEvent } from '../features/allocations/allocations.service';
+import type { AllocationStore } from '../features/allocations/allocations.store';
+import type { Allocation } from '../features/allocations/allocations.types';
 import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
+import type { JobStore } from '../features/jobs/jobs.store';
 import type { NodeChangeHook } from '../features/nodes/nodes.service';
-import type { Clock } from '../shared/common.types';
+import { CLIENT_TERMINAL, isLiveAlloc, jobTypeOf as jobType, SYSTEM_JOB_TYPES as SYSTEM_TYPES, type Node } from '../features/nodes/nodes.types';
+import { asObject, nowNanos, type Clock } from '../shared/common.types';
 import type { EngineStore } from './engine.store';
+import { refreshJobState } from './job-state';
+import { ALLOC_DESC } from './reconcile';
 
-export function createNodeEvalHook(deps: { engineStore: EngineStore; evalStore: EvaluationStore; clock: Clock }): NodeChangeHook {
-  return async (w, before, after) => {
-    const drainStarted = after.DrainStrategy !== null && after.DrainStrategy !== undefined && (before?.DrainStrategy ?? null) === null;
-    const drainChanged = (before?.DrainStrategy ?? null) === null !== (after.DrainStrategy === null || after.DrainStrategy === undefined);
-    const changed = !before || before.Status !== after.Status || drainChanged || before.SchedulingEligibility !== after.SchedulingEligibility;
+
+export interface NodeEvalHookDeps {
+  engineStore: EngineStore;
+  evalStore: EvaluationStore;
+  allocStore: AllocationStore;
+  jobStore: JobStore;
+  clock: Clock;
+}
+
+function draining(n: Node | null): boolean {
+  return n !== null && n.DrainStrategy !== null && n.DrainStrategy !== undefined;
+}
+
+function drainDeadline(n: Node): number {
+  const d = asObject(asObject(n.DrainStrategy)['DrainSpec'])['Deadline'];
+  return typeof d === 'number' ? d : 0;
+}
+
+
+export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
+  return async (w, before, after, opts = {}) => {
+    const gone = after === null || (after.Status === 'down' && before?.Status !== 'down');
+    const drainStarted = after !== null && draining(after) && (!draining(before) || JSON.stringify(before?.DrainStrategy) !== JSON.stringify(after.DrainStrategy));
+    const enforce = opts.forceMigrate === true && after !== null && draining(after);
+    const changed =
+      !before ||
+      !after ||
+      before.Status !== after.Status ||
+      draining(before) !== draining(after) ||
+      drainStarted ||
+      enforce ||
+      before.SchedulingEligibility !== after.SchedulingEligibility;
     if (!changed) return [];
+    const nodeId = (after ?? before)?.ID ?? '';
+    // The jobs to evaluate: read before their allocations are marked (lost ones no longer count as live).
+    const jobs = await deps.engineStore.jobsForNode(w.tx, nodeId);
+
+    const touched = new Map<string, { namespace: string; jobId: string }>();
+    if (gone || drainStarted || enforce) {
+      const now = nowNanos(deps.clock);
+      const includeBatch = enforce || (after !== null && drainDeadline(after) < 0);
+      for (const a of await deps.allocStore.where(w.tx, { nodeId })) {
+        let next: Allocation | null = null;
+        let type = 'AllocationUpdated';
+        if (gone && !CLIENT_TERMINAL.has(a.ClientStatus)) {
+          next = { ...a, ClientStatus: 'lost', ...(a.DesiredStatus === 'run' ? { DesiredStatus: 'stop', DesiredDescription: ALLOC_DESC.lost } : {}) };
+        } else if (!gone && isLiveAlloc(a) && asObject(a.DesiredTransition)['Migrate'] !== true) {
+          const t = jobType(a);
+          if (SYSTEM_TYPES.has(t) || (t === 'batch' && !includeBatch)) continue;
+          next = { ...a, DesiredTransition: { ...asObject(a.DesiredTransition), Migrate: true } };
+          type = 'AllocationUpdateDesiredStatus';
+        }
+        if (!next) continue;
+        next = { ...next, ModifyIndex: w.index, AllocModifyIndex: w.index, ModifyTime: now };
+        await deps.allocStore.put(w.tx, next);
+        w.emit(allocEvent(type, next));
+        touched.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
+      }
+      for (const j of touched.values()) await refreshJobState(deps, w, j.namespace, j.jobId, 'AllocationUpdated');
+    }
+
+    // An enforced deadline re-evaluates only the jobs it marked.
+    const wanted = enforce && !gone && !drainStarted ? jobs.filter((j) => touched.has(`${j.namespace}\u0000${j.id}`)) : jobs;
     const ids: string[] = [];
-    for (const job of await deps.engineStore.jobsForNode(w.tx, after.ID)) {
+    for (const job of wanted) {
       const ev = newEvaluation(
         {
           namespace: job.namespace,
@@ -23,9 +95,9 @@ export function createNodeEvalHook(deps: { engineStore: EngineStore; evalStore: 
           jobModifyIndex: job.jobModifyIndex,
           type: job.type,
           priority: job.priority,
-          triggeredBy: drainStarted ? 'node-drain' : 'node-update',
+          triggeredBy: drainStarted || enforce ? 'node-drain' : 'node-update',
           index: w.index,
-          nodeId: after.ID,
+          nodeId,
           nodeModifyIndex: w.index,
         },
         deps.clock,

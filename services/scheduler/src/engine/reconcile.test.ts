@@ -85,7 +85,7 @@ describe('reconcile: counts', () => {
 
   it('replaces allocations of down nodes (lost) and draining nodes (migrate) under their names', () => {
     const j = job({}, { Count: 2 });
-    const r = run(j, [alloc(j, 0, { NodeID: 'down' }), alloc(j, 1, { NodeID: 'drain' })]);
+    const r = run(j, [alloc(j, 0, { NodeID: 'down' }), alloc(j, 1, { NodeID: 'drain', DesiredTransition: { Migrate: true } })]);
     expect(r.stop.map((s) => [s.alloc.Name, s.description, s.clientStatus])).toEqual([
       ['web.g[0]', 'alloc is lost since its node is down', 'lost'],
       ['web.g[1]', 'alloc is being migrated', undefined],
@@ -94,6 +94,27 @@ describe('reconcile: counts', () => {
       ['web.g[0]', 'down'],
       ['web.g[1]', 'drain'],
     ]);
+  });
+
+  it('leaves allocations on a draining node alone until the drain marks them for migration', () => {
+    const j = job({}, { Count: 1 });
+    const r = run(j, [alloc(j, 0, { NodeID: 'drain' })]);
+    expect(r.stop).toEqual([]);
+    expect(r.place).toEqual([]);
+    expect(r.desired['g']).toMatchObject({ Ignore: 1, Migrate: 0 });
+  });
+
+  it('replaces an allocation already stopped as lost with its node once, pointing it at the replacement', () => {
+    const j = job({}, { Count: 1 });
+    const lost = alloc(j, 0, { NodeID: 'down', DesiredStatus: 'stop', ClientStatus: 'lost', DesiredDescription: 'alloc is lost since its node is down' });
+    const r = run(j, [lost]);
+    expect(r.place.map((p) => [p.name, p.previous?.ID])).toEqual([['web.g[0]', lost.ID]]);
+    expect(r.stop.map((s) => [s.alloc.ID, s.description, s.clientStatus])).toEqual([[lost.ID, 'alloc is lost since its node is down', 'lost']]);
+    expect(r.desired['g']).toMatchObject({ Place: 1, Stop: 0 });
+    // Once replaced (NextAllocation set), it is history: nothing more to do.
+    const again = run(j, [{ ...lost, NextAllocation: 'next' }, alloc(j, 0, { ID: 'next' })]);
+    expect(again.place).toEqual([]);
+    expect(again.stop).toEqual([]);
   });
 
   it('keeps finished batch work and replaces an exited service allocation', () => {

@@ -93,6 +93,10 @@ function failedAtMs(a: Allocation): number {
   return latest > 0 ? latest : Math.floor(Number(a.ModifyTime) / 1e6);
 }
 
+function hasNext(a: Allocation): boolean {
+  return typeof a['NextAllocation'] === 'string' && a['NextAllocation'] !== '';
+}
+
 function isDraining(node: Node): boolean {
   return node.DrainStrategy !== null && node.DrainStrategy !== undefined;
 }
@@ -215,16 +219,23 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
 
     const live: Allocation[] = [];
     const occupying: Allocation[] = []; // terminal allocations that keep their name (batch done, failed for good, reschedule later)
-    const replacements: Array<{ prev: Allocation; reschedule: boolean }> = [];
+    const replacements: Array<{ prev: Allocation; reschedule: boolean; lostEarlier?: boolean }> = [];
     for (const a of mine) {
-      if (a.DesiredStatus !== 'run') continue;
+      if (a.DesiredStatus !== 'run') {
+        // Lost with its node (engine/node-evals.ts stops it in the node's write): replaced
+        // under its name, once (its NextAllocation then names the replacement).
+        if (a.ClientStatus === 'lost' && a.DesiredDescription === ALLOC_DESC.lost && !hasNext(a)) replacements.push({ prev: a, reschedule: false, lostEarlier: true });
+        continue;
+      }
       const node = nodes.get(a.NodeID);
       if (!CLIENT_TERMINAL.has(a.ClientStatus)) {
         if (!node || node.Status === 'down') {
           out.stop.push({ alloc: a, description: ALLOC_DESC.lost, clientStatus: 'lost' });
           desired.Stop++;
           replacements.push({ prev: a, reschedule: false });
-        } else if (isDraining(node) || asObject(a.DesiredTransition)['Migrate'] === true) {
+        } else if (isDraining(node) && asObject(a.DesiredTransition)['Migrate'] === true) {
+          // The drain marks what it moves (node-evals.ts: service work at once, batch work
+          // when forced or at the deadline), as the anchor's drainer does.
           out.stop.push({ alloc: a, description: ALLOC_DESC.migrating });
           desired.Migrate++;
           replacements.push({ prev: a, reschedule: false });
@@ -390,6 +401,8 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
       used.add(i);
       need--;
       out.place.push({ group: tg, name: r.prev.Name, previous: r.prev, reschedule: r.reschedule, inDeployment: deployment !== null && canDeploy });
+      // Already stopped: written again only to point at its replacement.
+      if (r.lostEarlier) out.stop.push({ alloc: r.prev, description: ALLOC_DESC.lost, clientStatus: 'lost' });
       if (!r.reschedule) desired.Place++;
     }
     // Missing names are placed (not while a halted deployment holds the new version back).

@@ -1,13 +1,19 @@
-// /v1/nodes, /v1/node/:id/* (reference §2) and the internal registration route for
-// client agents (`PUT /v1/internal/node/register`, not part of Nomad's public API).
+// /v1/nodes, /v1/node/:id/* (reference §2) and the internal routes of client agents
+// (`PUT /v1/internal/node/register` and `/v1/internal/node/:id/heartbeat`, the anchor's
+// Node.Register and Node.UpdateStatus RPCs over HTTP; docs/scheduler.md "Nodes and heartbeats").
 import { z } from 'zod';
-import type { AnyPathSpec } from '@selfstack/http-kit';
+import { requestToken, type AnyPathSpec } from '@selfstack/http-kit';
 import { goBool, jsonMember, jsonObject, pathParam } from '../../http/fields';
 import { LIST_QUERY, listQuery, READ_QUERY, readOptions, WRITE_QUERY } from '../../http/query';
 import { readReply, writeReply } from '../../http/reply';
-import { schedulerPath, type RequestExtra } from '../../http/request-context';
-import { denied } from '../acl/acl.service';
-import type { NodeService } from './nodes.service';
+import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from '../../http/request-context';
+import type { NodeCaller, NodeService } from './nodes.service';
+
+/** The caller of a node route: its ACL, request token and cluster node secret header. */
+function callerOf(ctx: { req: { headers: Record<string, string | string[] | undefined> }; extra: RequestExtra }): NodeCaller {
+  const presented = ctx.req.headers['x-scheduler-node-secret'];
+  return { acl: ctx.extra.identity.acl, token: requestToken(ctx.req.headers, TOKEN_HEADERS) ?? '', clusterSecret: typeof presented === 'string' ? presented : '' };
+}
 
 export function nodePaths(nodes: NodeService): AnyPathSpec<RequestExtra>[] {
   const id = { id: pathParam('node ID (or unique prefix)') };
@@ -76,19 +82,46 @@ export function nodePaths(nodes: NodeService): AnyPathSpec<RequestExtra>[] {
       },
     }),
     schedulerPath({
+      pattern: 'node/:id/purge',
+      summary: 'Purge (deregister) a node',
+      description: 'Removes the node; the jobs with allocations on it are evaluated again (its allocations are lost and replaced). Emits NodeDeregistration.',
+      fields: { ...WRITE_QUERY, id: pathParam('node ID') },
+      operations: {
+        async update(ctx) {
+          const r = await nodes.purge(ctx.params.id, ctx.extra.identity.acl);
+          return writeReply(r, r.Index);
+        },
+      },
+    }),
+    schedulerPath({
       pattern: 'internal/node/register',
       summary: 'Register (or re-register) a client node; for client agents',
       description:
-        'Body {"Node": {ID, SecretID, Name, Datacenter, HTTPAddr, Attributes, NodeResources, Drivers, ...}}. Needs a management token when ACLs are enabled, or the X-Scheduler-Node-Secret header matching SCHEDULER_NODE_SECRET. Emits NodeRegistration.',
+        'Body {"Node": {ID, SecretID, Name, Datacenter, HTTPAddr, Attributes, NodeResources, Drivers, ...}}. A new node needs a management or node:write token when ACLs are enabled, or the X-Scheduler-Node-Secret header matching SCHEDULER_NODE_SECRET; an existing node is re-registered only with its own SecretID (else 403). Answers HeartbeatTTL (ns). Emits NodeRegistration.',
       fields: {
         ...WRITE_QUERY,
         Node: jsonMember(jsonObject, 'NodeRegisterRequest.Node', 'structs.Node', 'the node: ID (UUID), SecretID, Name, Datacenter, HTTPAddr, Attributes, NodeResources, Drivers, ...'),
       },
       operations: {
         async update(ctx) {
-          const presented = ctx.req.headers['x-scheduler-node-secret'];
-          if (!nodes.mayRegister(ctx.extra.identity.acl, typeof presented === 'string' ? presented : '')) throw denied();
-          const r = await nodes.register(ctx.body);
+          const r = await nodes.register(ctx.body, callerOf(ctx));
+          return writeReply(r, r.Index);
+        },
+      },
+    }),
+    schedulerPath({
+      pattern: 'internal/node/:id/heartbeat',
+      summary: 'Heartbeat of a client node; for client agents',
+      description:
+        "Authenticated by the node's SecretID as the request token (or a management token with ACLs enabled). Answers HeartbeatTTL (ns): the next heartbeat must come within it (plus the server's grace) or the node goes down. A node that was down comes back with the status sent (default ready). Emits NodeEvent when the status changes.",
+      fields: {
+        ...WRITE_QUERY,
+        id: pathParam('node ID'),
+        Status: jsonMember(z.string(), 'NodeUpdateStatusRequest.Status', 'string', '`ready` (default) or `initializing`'),
+      },
+      operations: {
+        async update(ctx) {
+          const r = await nodes.heartbeat(ctx.params.id, ctx.body, callerOf(ctx));
           return writeReply(r, r.Index);
         },
       },

@@ -1,5 +1,6 @@
 // Node shape (spec "Node"; reference §2). SecretID is never exposed.
-import type { JsonObject } from '../../shared/common.types';
+import { asObject, type JsonObject } from '../../shared/common.types';
+import type { Allocation } from '../allocations/allocations.types';
 
 export type Node = JsonObject & {
   ID: string;
@@ -58,4 +59,22 @@ export interface NodeUpdateResponse {
   LastContact: number;
   KnownLeader: boolean;
   NextToken: string;
+}
+
+export const CLIENT_TERMINAL: ReadonlySet<string> = new Set(['complete', 'failed', 'lost']);
+export const SYSTEM_JOB_TYPES: ReadonlySet<string> = new Set(['system', 'sysbatch']);
+
+export function jobTypeOf(a: Allocation): string {
+  return String(asObject(a.Job)['Type'] ?? 'service');
+}
+
+/** Live on the client and wanted: what a drain still has to move. */
+export function isLiveAlloc(a: Allocation): boolean {
+  return a.DesiredStatus === 'run' && !CLIENT_TERMINAL.has(a.ClientStatus);
+}
+
+/** Allocations a drain waits for: live ones of service and batch jobs (system jobs are the
+ * system scheduler's, as in the anchor's drainer). */
+export function drainBlocking(a: Allocation): boolean {
+  return isLiveAlloc(a) && !SYSTEM_JOB_TYPES.has(jobTypeOf(a));
 }
