@@ -110,7 +110,13 @@ describe('client agents running real work', () => {
     db = await createTestDatabase();
     scratch = mkdtempSync(path.join(tmpdir(), 'agent-e2e-'));
     const port = await freePortBelowEphemeral();
-    server = startProcess(SERVER_MAIN, { DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1' }, port);
+    // Short heartbeats: a stopped agent's node goes down within seconds; the grace leaves
+    // a SIGKILLed agent time to come back before that.
+    server = startProcess(
+      SERVER_MAIN,
+      { DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1', SCHEDULER_HEARTBEAT_TTL_MIN: '1s', SCHEDULER_HEARTBEAT_GRACE: '10s', SCHEDULER_HEARTBEAT_FAILOVER: '0s' },
+      port,
+    );
     base = `http://127.0.0.1:${port}`;
     await waitFor('scheduler', async () => ((await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) ? true : undefined), 60_000, 100, () => server.out);
     await Promise.all([startAgent('agent-a'), startAgent('agent-b')]);
@@ -139,11 +145,11 @@ describe('client agents running real work', () => {
     expect((node['Events'] as Json[]).map((e) => e['Message'])).toContain('Node registered');
   });
 
-  const serviceJob = (version: string) => ({
+  const serviceJob = (version: string, minHealthyNs = 300e6) => ({
     ID: 'web',
     Type: 'service',
     Datacenters: ['dc1'],
-    Update: { MaxParallel: 3, MinHealthyTime: 300e6, HealthyDeadline: 30e9, ProgressDeadline: 60e9, HealthCheck: 'task_states' },
+    Update: { MaxParallel: 3, MinHealthyTime: minHealthyNs, HealthyDeadline: 90e9, ProgressDeadline: 120e9, HealthCheck: 'task_states' },
     TaskGroups: [
       {
         Name: 'web',
@@ -159,8 +165,7 @@ describe('client agents running real work', () => {
     const states = (allocs[0]?.['TaskStates'] as Record<string, { State: string; Events: Json[] }>)['server'];
     expect(states?.State).toBe('running');
     expect(states?.Events.map((e) => e['Type'])).toEqual(['Received', 'Task Setup', 'Started']);
-    // Spread over both agents (bin packing would not put all three on one of them only if it is full; both are used by spread of allocs' names? no: check only node set size)
-    expect(new Set(allocs.map((a) => a['NodeID'])).size).toBeGreaterThanOrEqual(1);
+    for (const a of allocs) expect([nodeIds['agent-a'], nodeIds['agent-b']]).toContain(a['NodeID']);
 
     expect((await api('PUT', '/v1/jobs', { Job: serviceJob('2') })).status).toBe(200);
     const dep = await waitFor(
@@ -180,6 +185,74 @@ describe('client agents running real work', () => {
     const killed = (stopped[0]?.['TaskStates'] as Record<string, { State: string; Events: Json[] }>)['server'];
     expect(killed?.State).toBe('dead');
     expect(killed?.Events.map((e) => e['Type']).slice(-2)).toEqual(['Killing', 'Killed']);
+  });
+
+  it('cancels a deployment when a newer version is registered mid-deployment', async () => {
+    // Version 2 waits a long min_healthy_time, so its deployment is still running ...
+    expect((await api('PUT', '/v1/jobs', { Job: serviceJob('3', 60e9) })).status).toBe(200);
+    const old = await waitFor(
+      'the version 2 deployment running',
+      async () => {
+        const d = (await api('GET', '/v1/job/web/deployment')).json as Json | null;
+        return d && d['JobVersion'] === 2 && d['Status'] === 'running' ? d : undefined;
+      },
+      30_000,
+      200,
+      output,
+    );
+    // ... when version 3 arrives.
+    expect((await api('PUT', '/v1/jobs', { Job: serviceJob('4') })).status).toBe(200);
+    const cancelled = await waitFor(
+      'the old deployment cancelled',
+      async () => {
+        const d = (await api('GET', `/v1/deployment/${String(old['ID'])}`)).json as Json;
+        return d['Status'] === 'cancelled' ? d : undefined;
+      },
+      30_000,
+      200,
+      output,
+    );
+    expect(cancelled['StatusDescription']).toBe('Cancelled due to newer version of job');
+    await waitFor(
+      'the version 3 deployment successful',
+      async () => {
+        const d = (await api('GET', '/v1/job/web/deployment')).json as Json | null;
+        return d && d['JobVersion'] === 3 && d['Status'] === 'successful' ? true : undefined;
+      },
+      60_000,
+      200,
+      output,
+    );
+  });
+
+  it('restarts a task on request through /v1/client/allocation/:id/restart', async () => {
+    const allocs = await waitJob('web', 'running', (_j, a) => a.filter((x) => x['DesiredStatus'] === 'run' && x['ClientStatus'] === 'running').length === 3);
+    const id = String(allocs.find((a) => a['DesiredStatus'] === 'run')?.['ID']);
+    const bad = await api('POST', `/v1/client/allocation/${id}/restart`, { TaskName: 'nope' });
+    expect(bad.status).toBe(400);
+    const r = await api('POST', `/v1/client/allocation/${id}/restart`, { TaskName: 'server' });
+    expect([r.status, r.json]).toEqual([200, {}]);
+    const state = await waitFor(
+      'the task restarted',
+      async () => {
+        const a = (await api('GET', `/v1/allocation/${id}`)).json as Json;
+        const t = (a['TaskStates'] as Record<string, { State: string; Restarts: number; Events: Json[] }>)['server'];
+        return t && t.Restarts === 1 && t.State === 'running' ? t : undefined;
+      },
+      30_000,
+      200,
+      output,
+    );
+    expect(state.Events.map((e) => e['Type']).slice(-5)).toEqual(['Restart Signaled', 'Killing', 'Terminated', 'Restarting', 'Started']);
+    const stats = await api('GET', `/v1/client/allocation/${id}/stats`);
+    expect(stats.status).toBe(200);
+    expect(Object.keys((stats.json as { Tasks: Json }).Tasks)).toEqual(['server']);
+    const host = await api('GET', `/v1/client/stats?node_id=${nodeIds['agent-a']}`);
+    expect(host.status).toBe(200);
+    expect((host.json as { Memory: { Total: number } }).Memory.Total).toBeGreaterThan(0);
+    // The agent serves only signed requests from a server.
+    const direct = await fetch(`http://127.0.0.1:${agents['agent-a']?.port}/v1/client/stats`);
+    expect([direct.status, await direct.text()]).toEqual([403, 'Permission denied']);
   });
 
   it('runs a raw_exec batch job whose output /v1/client/fs/logs returns, and the job goes dead', async () => {
@@ -291,5 +364,21 @@ describe('client agents running real work', () => {
     expect(events?.Events.filter((e) => e['Type'] === 'Started').length).toBe(1);
     const logs = await api('GET', `/v1/client/fs/logs/${String(allocs[0]?.['ID'])}?task=t&type=stdout&plain=true`);
     expect(logs.text).toBe('done\n');
+  });
+
+  it('marks the node of a stopped agent down and reschedules its allocations onto the other', async () => {
+    const [a, b] = [nodeIds['agent-a'] as string, nodeIds['agent-b'] as string];
+    // Placed on agent-b: agent-a is ineligible while the job registers.
+    expect((await api('PUT', `/v1/node/${a}/eligibility`, { Eligibility: 'ineligible' })).status).toBe(200);
+    const job = { ID: 'moving', Type: 'service', Datacenters: ['dc1'], TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: '0s' }, Resources: { CPU: 50, MemoryMB: 32 } }] }] };
+    expect((await api('PUT', '/v1/jobs', { Job: job })).status).toBe(200);
+    const first = await waitJob('moving', 'running on agent-b', (_j, x) => x.some((y) => y['ClientStatus'] === 'running'));
+    expect(first.map((x) => x['NodeID'])).toEqual([b]);
+    expect((await api('PUT', `/v1/node/${a}/eligibility`, { Eligibility: 'eligible' })).status).toBe(200);
+
+    await stopProcess(agents['agent-b'], 'SIGTERM');
+    await waitFor('agent-b down', async () => (((await api('GET', `/v1/node/${b}`)).json as Json)['Status'] === 'down' ? true : undefined), 30_000, 200, output);
+    const after = await waitJob('moving', 'lost on agent-b, running on agent-a', (_j, x) => x.some((y) => y['NodeID'] === b && y['ClientStatus'] === 'lost') && x.some((y) => y['NodeID'] === a && y['ClientStatus'] === 'running'));
+    expect(after.length).toBe(2);
   });
 });
