@@ -6,6 +6,7 @@
 //   GET  /v1/client/allocation/:id/stats
 //   PUT|POST /v1/client/allocation/:id/restart   {TaskName, AllTasks}
 //   GET  /v1/client/stats
+//   GET  /v1/agent/health                        (unauthenticated: {client: {ok, message}})
 // Only signed requests from a server are served (agent-auth.ts). Errors are plain text
 // with the anchor's status codes; a path that leaves the allocation directory is a 400
 // (`..`) or 403 (a symlink pointing out), never served.
@@ -31,6 +32,8 @@ class HttpError extends Error {
 
 export interface AgentHttpDeps {
   secret: () => string;
+  /** GET /v1/agent/health (unauthenticated, as the anchor's): is the node registered? */
+  registered?: () => boolean;
   runners: ReadonlyMap<string, AllocRunner>;
   allocRoot: string;
   logger: Logger;
@@ -329,6 +332,10 @@ export function createAgentHttp(deps: AgentHttpDeps) {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
+    if (url.split('?')[0] === '/v1/agent/health' && (method === 'GET' || method === 'HEAD')) {
+      const ok = deps.registered?.() ?? true;
+      return sendJson(res, { client: { ok, message: ok ? 'ok' : 'not registered with a server yet' } }, ok ? 200 : 500);
+    }
     if (!verifyAgentRequest(deps.secret(), req.headers[AGENT_AUTH_HEADER] as string | undefined, method, url)) throw new HttpError(403, 'Permission denied');
     const u = new URL(url, 'http://agent');
     const q = u.searchParams;

@@ -243,6 +243,7 @@ export function createClientAgent(deps: ClientAgentDeps) {
 
   return {
     identity,
+    registered: () => registered,
     runners: runners as ReadonlyMap<string, AllocRunner>,
     async start(): Promise<void> {
       restoreAllocs();

@@ -47,7 +47,7 @@ async function runAgent(): Promise<void> {
     }
   }
   const agent = createClientAgent({ config, logger, state, server: createServerClient(config.servers), drivers });
-  const http = createAgentHttp({ secret: () => agent.identity.secret, runners: agent.runners, allocRoot: config.allocDir, logger });
+  const http = createAgentHttp({ secret: () => agent.identity.secret, registered: () => agent.registered(), runners: agent.runners, allocRoot: config.allocDir, logger });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(config.port, config.host, () => resolve());
