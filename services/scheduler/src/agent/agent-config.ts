@@ -5,7 +5,7 @@
 // `node_pool`, `meta`, `options { "driver.allowlist" }`, `drivers`). The environment
 // wins over the file, the file over the defaults. Parsed once at start-up; every problem
 // is reported together.
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, emptyToUndefined, loadEnv, loadHclFile, logLevelEnv, parseDuration, type EnvSource, type HclDocument } from '@selfstack/config';
@@ -66,6 +66,11 @@ export interface AgentConfig {
   token: string;
   /** blocking-query wait for the allocation watch (ms) */
   watchWaitMs: number;
+}
+
+function externalAddress(): string {
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
 }
 
 type Problems = { where: string; message: string }[];
@@ -146,7 +151,9 @@ export async function loadAgentConfig(envSource: EnvSource, cwd = process.cwd())
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push({ where: 'port', message: `must be a port number, got ${JSON.stringify(portText)}` });
   const host = env.SCHEDULER_AGENT_HOST ?? str(doc['bind_addr']) ?? '127.0.0.1';
-  const advertise = env.SCHEDULER_AGENT_ADVERTISE ?? str(advertiseBlock['http']) ?? `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  // Listening on every interface: advertise the host's first external address (a
+  // container's own), as the anchor's default advertise address does.
+  const advertise = env.SCHEDULER_AGENT_ADVERTISE ?? str(advertiseBlock['http']) ?? `${host === '0.0.0.0' ? externalAddress() : host}:${port}`;
 
   let watchWaitMs = 5 * 60_000;
   const waitText = env.SCHEDULER_AGENT_WAIT;
