@@ -103,8 +103,8 @@ function listOf(v: unknown): string[] | undefined {
 
 /** Server addresses as base URLs: `host:port` gets `http://`. */
 function serverUrl(s: string): string {
-  const t = s.trim().replace(/\/+$/, '');
-  return /^https?:\/\//.test(t) ? t : `http://${t}`;
+  const t = s.trim();
+  return (/^[a-z][a-z0-9+.-]*:\/\//i.test(t) ? t : `http://${t}`).replace(/\/+$/, '');
 }
 
 export async function loadAgentConfig(envSource: EnvSource, cwd = process.cwd()): Promise<AgentConfig> {
@@ -127,8 +127,9 @@ export async function loadAgentConfig(envSource: EnvSource, cwd = process.cwd())
   const servers = listOf(env.SCHEDULER_AGENT_SERVERS) ?? listOf(client['servers']) ?? ['127.0.0.1:4646'];
   for (const s of servers) {
     try {
-      const u = new URL(serverUrl(s));
-      if (u.hostname === '') throw new Error('no host');
+      const t = s.trim();
+      const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(t) ? t : `http://${t}`);
+      if (u.hostname === '' || !/^https?:$/.test(u.protocol)) throw new Error('no host');
     } catch {
       problems.push({ where: 'servers', message: `not a server address: ${JSON.stringify(s)}` });
     }
