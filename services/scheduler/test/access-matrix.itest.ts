@@ -333,6 +333,12 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'PUT,POST /v1/jobs/parse', body: { JobHCL: 'job "parsed" {\n  group "g" {\n    task "t" {\n      driver = "docker"\n    }\n  }\n}\n' }, expect: allow(200, ...READ, 'submit-job') },
   // Client agents report their allocations with the node's own SecretID (management with
   // ACLs on); with ACLs off only the node secret is accepted.
+  // The agent's allocation watch: its own SecretID (a management token with ACLs on).
+  {
+    route: 'GET,HEAD /v1/internal/node/:id/allocations',
+    path: () => `/v1/internal/node/${ID().node}/allocations`,
+    expect: { management: 200, node: 200, other: 403 },
+  },
   {
     route: 'PUT,POST /v1/internal/node/:id/allocations',
     path: () => `/v1/internal/node/${ID().node}/allocations`,

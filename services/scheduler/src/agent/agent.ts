@@ -219,7 +219,7 @@ export function createClientAgent(deps: ClientAgentDeps) {
         continue;
       }
       try {
-        const res = await server.request('GET', `/v1/node/${identity.id}/allocations?index=${index}&wait=${config.watchWaitMs}ms`, {
+        const res = await server.request('GET', `/v1/internal/node/${identity.id}/allocations?index=${index}&wait=${config.watchWaitMs}ms`, {
           headers: nodeAuth(),
           signal: stopping.signal,
           timeoutMs: config.watchWaitMs + 30_000,
