@@ -6,6 +6,7 @@
 // driver with its Drivers entry (Detected, Healthy).
 import { readFileSync, statfsSync } from 'node:fs';
 import os from 'node:os';
+import { dirname } from 'node:path';
 import type { DriverName } from './agent-config';
 
 export const AGENT_VERSION = '2.0.6';
@@ -33,13 +34,16 @@ function ipAddress(): string {
   return '127.0.0.1';
 }
 
-/** Disk of the filesystem holding `dir`: total and free MB. */
+/** Disk of the filesystem holding `dir` (or, before it exists, its nearest existing
+ * parent): total and free MB. */
 export function diskOf(dir: string): { totalMb: number; freeMb: number } {
-  try {
-    const s = statfsSync(dir);
-    return { totalMb: Math.floor((s.blocks * s.bsize) / 1048576), freeMb: Math.floor((s.bavail * s.bsize) / 1048576) };
-  } catch {
-    return { totalMb: 0, freeMb: 0 };
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      const s = statfsSync(d);
+      return { totalMb: Math.floor((s.blocks * s.bsize) / 1048576), freeMb: Math.floor((s.bavail * s.bsize) / 1048576) };
+    } catch {
+      if (dirname(d) === d) return { totalMb: 0, freeMb: 0 };
+    }
   }
 }
 
