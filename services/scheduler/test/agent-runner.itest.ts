@@ -20,10 +20,8 @@ import { createRawExecDriver } from '../src/agent/drivers/raw-exec.driver';
 jest.setTimeout(60_000);
 type Json = Record<string, unknown>;
 
-let dir = '';
-beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'agent-runner-'));
-});
+// Made at load: the drivers below are built when the describe blocks are.
+const dir = mkdtempSync(path.join(tmpdir(), 'agent-runner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('agent configuration', () => {
