@@ -106,6 +106,36 @@ it('registers with the cluster secret, runs a job, and serves client endpoints t
   expect([missingNode.status, missingNode.text]).toEqual([400, 'missing node_id']);
 });
 
+it('streams a running task\'s output with follow=true, through the server', async () => {
+  const job = {
+    ID: 'ticker',
+    Type: 'service',
+    Datacenters: ['dc1'],
+    TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '0s', stdout_string: 'tick\n', stdout_repeat: 50, stdout_repeat_duration: '100ms' }, Resources: { CPU: 50, MemoryMB: 32 } }] }],
+  };
+  expect((await request(h.app).put('/v1/jobs').set(mgmt()).send({ Job: job })).status).toBe(200);
+  const alloc = await waitFor('running', async () => ((await request(h.app).get('/v1/job/ticker/allocations').set(mgmt())).body as Json[]).find((a) => a['ClientStatus'] === 'running'), 20_000);
+  const abort = new AbortController();
+  const res = await fetch(`${server.url}/v1/client/fs/logs/${String(alloc['ID'])}?task=t&type=stdout&follow=true&plain=true`, { headers: { 'X-Nomad-Token': management }, signal: abort.signal });
+  expect(res.status).toBe(200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  let text = '';
+  // More output arrives while the request is open: the stream follows the task.
+  while ((text.match(/tick/g) ?? []).length < 4) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += Buffer.from(value).toString();
+  }
+  abort.abort();
+  expect(text.startsWith('tick\ntick\ntick\ntick')).toBe(true);
+  // Framed, from the end: the newest bytes only.
+  const framed = await request(h.app).get(`/v1/client/fs/logs/${String(alloc['ID'])}?task=t&type=stdout&origin=end&offset=5`).set(mgmt());
+  expect(framed.status).toBe(200);
+  const frame = JSON.parse(framed.text) as { Data: string; File: string };
+  expect(Buffer.from(frame.Data, 'base64').toString()).toBe('tick\n');
+  expect(frame.File).toBe('alloc/logs/t.stdout.0');
+});
+
 it('answers 502 "No path to node" when the agent cannot be reached', async () => {
   const nodeId = agent.identity.id;
   const list = (await request(h.app).get('/v1/job/acl-job/allocations').set(mgmt())).body as Json[];
