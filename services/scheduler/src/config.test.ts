@@ -1,5 +1,5 @@
 import { ConfigError } from '@selfstack/config';
-import { IDLE_GC_MIN_HELD, idleGcOptions, loadSchedulerEnv } from './config';
+import { IDLE_GC_MIN_HELD, idleGcOptions, loadSchedulerEnv, nodeSweepIntervalMs } from './config';
 
 const REDIS = { REDIS_URL: 'redis://127.0.0.1:6379' };
 
@@ -42,5 +42,29 @@ describe('SCHEDULER_IDLE_GC_MS', () => {
 
   it.each(['-1', '1.5', 'soon', '60001'])('refuses %j', (value) => {
     expect(() => loadSchedulerEnv({ SCHEDULER_IDLE_GC_MS: value })).toThrow(ConfigError);
+  });
+});
+
+describe('node heartbeats', () => {
+  it("defaults to the anchor's 10 s minimum TTL, 50 heartbeats a second, 10 s grace and a 5 min failover window", () => {
+    const env = loadSchedulerEnv({});
+    expect([env.SCHEDULER_HEARTBEAT_TTL_MIN, env.SCHEDULER_HEARTBEAT_MAX_PER_SECOND, env.SCHEDULER_HEARTBEAT_GRACE, env.SCHEDULER_HEARTBEAT_FAILOVER]).toEqual([10_000, 50, 10_000, 300_000]);
+    expect(nodeSweepIntervalMs(env.SCHEDULER_HEARTBEAT_GRACE)).toBe(1_000);
+    expect(nodeSweepIntervalMs(100)).toBe(100);
+  });
+
+  it('takes durations', () => {
+    const env = loadSchedulerEnv({ SCHEDULER_HEARTBEAT_TTL_MIN: '2s', SCHEDULER_HEARTBEAT_GRACE: '500ms', SCHEDULER_HEARTBEAT_FAILOVER: '0s', SCHEDULER_HEARTBEAT_MAX_PER_SECOND: '5' });
+    expect([env.SCHEDULER_HEARTBEAT_TTL_MIN, env.SCHEDULER_HEARTBEAT_GRACE, env.SCHEDULER_HEARTBEAT_FAILOVER, env.SCHEDULER_HEARTBEAT_MAX_PER_SECOND]).toEqual([2_000, 500, 0, 5]);
+  });
+
+  it.each([
+    ['SCHEDULER_HEARTBEAT_TTL_MIN', '5ms'],
+    ['SCHEDULER_HEARTBEAT_TTL_MIN', 'soon'],
+    ['SCHEDULER_HEARTBEAT_GRACE', '-1s'],
+    ['SCHEDULER_HEARTBEAT_MAX_PER_SECOND', '0'],
+    ['SCHEDULER_HEARTBEAT_MAX_PER_SECOND', '1.5'],
+  ])('refuses %s=%j', (key, value) => {
+    expect(() => loadSchedulerEnv({ [key]: value })).toThrow(ConfigError);
   });
 });

@@ -199,17 +199,44 @@ const ROWS: AccessRow<Caller>[] = [
     (sub): AccessRow<Caller> => ({ route: `GET,HEAD /v1/job/+id/${sub}`, path: `/v1/job/web/${sub}`, expect: allow(200, ...READ) }),
   ),
 
-  // Nodes (reference §2): node:read / node:write; registration: management or the node secret.
+  // Nodes (reference §2): node:read / node:write; registration: management, node:write or
+  // the cluster node secret for a new node, the node's own SecretID for an existing one.
   { route: 'GET,HEAD /v1/nodes', expect: allow(200, 'node-read', 'node-write') },
   { route: 'GET,HEAD /v1/node/:id', path: () => `/v1/node/${ID().node}`, expect: allow(200, 'node-read', 'node-write') },
   { route: 'GET,HEAD /v1/node/:id/allocations', path: () => `/v1/node/${ID().node}/allocations`, expect: allow(200, 'node-read', 'node-write'), note: 'then filtered by read-job' },
   { route: 'PUT,POST /v1/node/:id/drain', path: () => `/v1/node/${ID().node}/drain`, body: { DrainSpec: null }, expect: allow(200, 'node-write') },
   { route: 'PUT,POST /v1/node/:id/eligibility', path: () => `/v1/node/${ID().node}/eligibility`, body: { Eligibility: 'eligible' }, expect: allow(200, 'node-write') },
   {
+    route: 'PUT,POST /v1/node/:id/purge',
+    // The ACL check comes first; each allowed caller purges a node of its own.
+    path: () => `/v1/node/${ID().node}/purge`,
+    setup: forAllowed(async () => ({ path: `/v1/node/${await registerNode(h.app, {}, mgmt())}/purge` })),
+    expect: allow(200, 'node-write'),
+  },
+  {
     route: 'PUT,POST /v1/internal/node/register',
     body: () => ({ Node: { ID: randomUUID(), SecretID: randomUUID(), Name: 'n', Datacenter: 'dc1', HTTPAddr: '10.0.0.9:4646' } }),
-    expect: { management: 200, 'node-secret': 200, other: 403 },
-    note: 'with a node secret configured, ACLs off still need it',
+    expect: { management: 200, 'node-write': 200, 'node-secret': 200, other: 403 },
+    note: 'a new node: management or node:write, or the cluster node secret (with one configured, ACLs off still need it)',
+  },
+  {
+    route: 'PUT,POST /v1/internal/node/register',
+    body: () => ({ Node: { ID: ID().node, SecretID: randomUUID(), Name: 'n', Datacenter: 'dc1', HTTPAddr: '10.0.0.9:4646' } }),
+    expect: { other: 403 },
+    note: 'an existing node with another SecretID: refused to everyone, management included',
+  },
+  {
+    route: 'PUT,POST /v1/internal/node/register',
+    body: () => ({ Node: { ID: ID().node, SecretID: NODE_SECRET_ID, Name: 'n', Datacenter: 'dc1', HTTPAddr: '10.0.0.9:4646', Status: 'ready' } }),
+    expect: { ...anyIdentity(200) },
+    note: 'an existing node with its own SecretID: whoever holds the secret is the node',
+  },
+  {
+    route: 'PUT,POST /v1/internal/node/:id/heartbeat',
+    path: () => `/v1/internal/node/${ID().node}/heartbeat`,
+    body: {},
+    expect: { management: 200, node: 200, other: 403 },
+    note: "the node's own SecretID as the token, or management with ACLs on",
   },
 
   // Allocations, evaluations, deployments (reference §3, §4): read-job to read; stopping

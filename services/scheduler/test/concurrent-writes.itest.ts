@@ -11,7 +11,7 @@
 //   DELETE /v1/job/:id?purge=true              200 also for a missing job (zeros)            -> register+purge race
 //   PUT /v1/namespace/:name, PUT /v1/namespace upsert: all 200; DELETE 200 / 404 `namespace not found` -> create+delete race
 //                                              (+ job register into a namespace being deleted: no orphan job)
-//   PUT /v1/internal/node/register             upsert by node ID: all 200; another SecretID: 400 `node secret ID does not match...`
+//   PUT /v1/internal/node/register             upsert by node ID: all 200; another SecretID: 403 `Permission denied`
 //   PUT /v1/node/:id/drain, /eligibility       update: all 200, distinct NodeModifyIndex
 //   PUT /v1/allocation/:id/stop                update: all 200, one alloc-stop evaluation each
 //   PUT /v1/deployment/pause/:id               update: all 200
@@ -230,8 +230,8 @@ describe('nodes, allocations, deployments', () => {
     const fresh = 'c0ffee00-0000-4000-8000-000000000002';
     const claims = await Promise.all(times((i) => request(app(i)).put('/v1/internal/node/register').send({ Node: { ...node(i, `secret-${i}`).Node, ID: fresh } })));
     no5xx(claims);
-    expect(sorted(claims)).toEqual([200, ...times(() => 400).slice(1)]);
-    for (const r of claims.filter((x) => x.status === 400)) expect(r.text).toBe('node secret ID does not match. Not registering node.');
+    expect(sorted(claims)).toEqual([200, ...times(() => 403).slice(1)]);
+    for (const r of claims.filter((x) => x.status === 403)) expect(r.text).toBe('Permission denied');
     const owner = claims.findIndex((r) => r.status === 200);
     expect((await request(h.app).get(`/v1/node/${fresh}`).expect(200)).body.Name).toBe(`n${owner}`);
   });

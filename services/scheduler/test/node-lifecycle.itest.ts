@@ -265,6 +265,31 @@ describe('a node that goes down loses its allocations, and the engine replaces t
   });
 });
 
+describe('blocking readers see a node go down', () => {
+  it("a blocking read of the node's allocations is released by the sweep that loses them", async () => {
+    const n = await registerReadyNode(app, { NodeClass: 'block-a' });
+    const allocs = await runJob('blocked-read', 1, { Constraints: [{ LTarget: '${node.class}', RTarget: '^block-', Operand: 'regexp' }] });
+    await markRunning(n, allocs);
+    // Other silent nodes of this file go down first, so the sweep below writes only n's loss.
+    advance(16_000);
+    expect((await heartbeat(n)).status).toBe(200);
+    expect((await sweeper.sweepNow()).down).not.toContain(n.id);
+    const first = await request(app).get(`/v1/node/${n.id}/allocations`);
+    expect(first.status).toBe(200);
+    const index = Number(first.headers['x-nomad-index']);
+    const held = request(app).get(`/v1/node/${n.id}/allocations?index=${index}&wait=30s`).then((r) => r);
+    // Give the read time to be held (it returns at the write, or at its 30 s wait).
+    await new Promise((r) => setTimeout(r, 200));
+    advance(16_000);
+    expect((await sweeper.sweepNow()).down).toEqual([n.id]);
+    const released = await held;
+    expect(released.status).toBe(200);
+    expect(Number(released.headers['x-nomad-index'])).toBeGreaterThan(index);
+    expect((released.body as JsonObject[]).map((a) => a['ClientStatus'])).toEqual(['lost']);
+    await request(app).delete('/v1/job/blocked-read').expect(200);
+  });
+});
+
 describe('who may write for a node', () => {
   let a: TestNode;
   let b: TestNode;
@@ -293,6 +318,14 @@ describe('who may write for a node', () => {
     const renamed = await node(a.id);
     expect(renamed).toMatchObject({ Name: 'renamed', Status: 'ready', CreateIndex: before['CreateIndex'] });
     expect(lastEvent(renamed)).toMatchObject({ Message: 'Node re-registered', Subsystem: 'Cluster' });
+    // With ACLs on, the node (no token, its SecretID in the body) hears what is wrong with its
+    // body; a stranger only that it may not.
+    const aclApp = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, aclEnabled: true, heartbeat: HB }, { clock }));
+    const send = (secret: string, extra: JsonObject) => request(aclApp).put('/v1/internal/node/register').send({ Node: { ID: a.id, SecretID: secret, ...extra } });
+    expectPlain(await send(a.secret, { Status: 'asleep' }), 400, 'invalid status for node: "asleep"');
+    expectPlain(await send(randomUUID(), { Status: 'asleep' }), 403, 'Permission denied');
+    expectPlain(await send(randomUUID(), { Status: 'ready' }), 403, 'Permission denied');
+    expect((await send(a.secret, { Name: 'renamed', Status: 'ready' })).status).toBe(200);
   });
 
   it('allocation reports need the node own secret', async () => {

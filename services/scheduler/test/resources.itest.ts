@@ -40,7 +40,8 @@ describe('nodes', () => {
   it('refuses a re-registration with another secret', async () => {
     const id = await registerNode(h.app);
     const res = await request(h.app).put('/v1/internal/node/register').send({ Node: { ID: id, SecretID: 'other-secret' } });
-    expectPlain(res, 400, 'node secret ID does not match. Not registering node.');
+    // Issue 26: the SecretID is the node's credential; another one is refused as a stranger.
+    expectPlain(res, 403, 'Permission denied');
   });
 
   it('drains and sets eligibility with their events', async () => {

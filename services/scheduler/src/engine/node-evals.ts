@@ -23,7 +23,6 @@ import type { EngineStore } from './engine.store';
 import { refreshJobState } from './job-state';
 import { ALLOC_DESC } from './reconcile';
 
-
 export interface NodeEvalHookDeps {
   engineStore: EngineStore;
   evalStore: EvaluationStore;
@@ -40,7 +39,6 @@ function drainDeadline(n: Node): number {
   const d = asObject(asObject(n.DrainStrategy)['DrainSpec'])['Deadline'];
   return typeof d === 'number' ? d : 0;
 }
-
 
 export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
   return async (w, before, after, opts = {}) => {

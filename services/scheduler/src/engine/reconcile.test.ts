@@ -96,12 +96,16 @@ describe('reconcile: counts', () => {
     ]);
   });
 
-  it('leaves allocations on a draining node alone until the drain marks them for migration', () => {
+  it('migrates what is marked Migrate, and leaves unmarked allocations on a draining node alone', () => {
     const j = job({}, { Count: 1 });
     const r = run(j, [alloc(j, 0, { NodeID: 'drain' })]);
     expect(r.stop).toEqual([]);
     expect(r.place).toEqual([]);
     expect(r.desired['g']).toMatchObject({ Ignore: 1, Migrate: 0 });
+    // Marked (a drain, or an allocation stop on any node): moved.
+    const stopped = run(j, [alloc(j, 0, { DesiredTransition: { Migrate: true } })]);
+    expect(stopped.stop.map((s) => s.description)).toEqual(['alloc is being migrated']);
+    expect(stopped.place.map((p) => p.name)).toEqual(['web.g[0]']);
   });
 
   it('replaces an allocation already stopped as lost with its node once, pointing it at the replacement', () => {

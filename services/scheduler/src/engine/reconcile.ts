@@ -97,10 +97,6 @@ function hasNext(a: Allocation): boolean {
   return typeof a['NextAllocation'] === 'string' && a['NextAllocation'] !== '';
 }
 
-function isDraining(node: Node): boolean {
-  return node.DrainStrategy !== null && node.DrainStrategy !== undefined;
-}
-
 function jobOf(a: Allocation): JsonObject {
   return asObject(a.Job);
 }
@@ -233,9 +229,10 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
           out.stop.push({ alloc: a, description: ALLOC_DESC.lost, clientStatus: 'lost' });
           desired.Stop++;
           replacements.push({ prev: a, reschedule: false });
-        } else if (isDraining(node) && asObject(a.DesiredTransition)['Migrate'] === true) {
-          // The drain marks what it moves (node-evals.ts: service work at once, batch work
-          // when forced or at the deadline), as the anchor's drainer does.
+        } else if (asObject(a.DesiredTransition)['Migrate'] === true) {
+          // Marked to move: by a drain (node-evals.ts: service work at once, batch work when
+          // forced or at the deadline, as the anchor's drainer) or by an allocation stop.
+          // Unmarked allocations on a draining node stay (the anchor's filterByTainted).
           out.stop.push({ alloc: a, description: ALLOC_DESC.migrating });
           desired.Migrate++;
           replacements.push({ prev: a, reschedule: false });

@@ -135,9 +135,11 @@ export function createNodeService(deps: NodeServiceDeps) {
     return matches.length === 1 ? (matches[0] as Node) : null;
   }
 
-  // A node write may lose or migrate allocations (the engine's hook) and refresh their
-  // jobs: blocking readers of those tables wake too.
+  // A node write that may lose or migrate allocations (the engine's hook: a node gone down
+  // or purged, a drain started or enforced) refreshes their jobs too: blocking readers of
+  // those tables wake. Other node writes only create evaluations.
   const nodeTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals, TABLES.allocs, TABLES.jobs, TABLES.jobSummary] : [TABLES.nodes];
+  const statusTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals] : [TABLES.nodes];
 
   const hook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: { forceMigrate?: boolean }): Promise<string[]> =>
     deps.onNodeChange ? deps.onNodeChange(w, before, after, opts) : Promise.resolve([]);
@@ -154,8 +156,8 @@ export function createNodeService(deps: NodeServiceDeps) {
     return { ...r, HeartbeatTTL: ttlMs * 1_000_000, NumNodes: numNodes, LeaderRPCAddr: '', Servers: [] };
   }
 
-  async function mutate(id: string, type: string, change: (node: Node, index: number) => Node): Promise<NodeUpdateResponse> {
-    const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+  async function mutate(id: string, type: string, tables: string[], change: (node: Node, index: number) => Node): Promise<NodeUpdateResponse> {
+    const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
       const row = await nodeStore.get(tx, id);
       if (!row) throw new NotFoundError('node not found');
       const next = { ...change(row.node, index), ModifyIndex: index };
@@ -193,20 +195,26 @@ export function createNodeService(deps: NodeServiceDeps) {
      * node needs mayRegister.
      */
     async register(body: JsonObject, caller: NodeCaller): Promise<NodeUpdateResponse & JsonObject> {
+      // Someone who may not register new nodes learns nothing from the body checks: 403.
+      const may = mayRegister(caller.acl, caller.clusterSecret);
+      const bad = (message: string) => (may ? new BadRequestError(message) : denied());
       const raw = asObject(body['Node']);
-      if (Object.keys(raw).length === 0) throw new BadRequestError('missing node for client registration');
+      if (Object.keys(raw).length === 0) throw bad('missing node for client registration');
       const id = typeof raw['ID'] === 'string' ? raw['ID'] : '';
-      if (!UUID.test(id)) throw new BadRequestError('missing node ID for client registration');
+      if (!UUID.test(id)) throw bad('missing node ID for client registration');
       const secret = typeof raw['SecretID'] === 'string' ? raw['SecretID'] : '';
-      if (secret === '') throw new BadRequestError('missing node secret ID for client registration');
-      const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
-      if (!NODE_STATUSES.includes(status)) throw new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`);
+      if (secret === '') throw bad('missing node secret ID for client registration');
       const secretHash = sha256Hex(secret);
+      // The node itself (its own SecretID) hears what is wrong with the rest of its body.
+      const owner = may || (await nodeStore.get(deps.prisma, id).then((n) => n !== null && safeEqual(n.secretHash, secretHash)));
+      const status = typeof raw['Status'] === 'string' && raw['Status'] !== '' ? raw['Status'] : 'initializing';
+      if (!NODE_STATUSES.includes(status)) throw owner ? new BadRequestError(`invalid status for node: ${JSON.stringify(status)}`) : denied();
       let ttlMs = 0;
       let numNodes = 0;
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const mayTouchAllocs = status === 'down' || (raw['DrainStrategy'] !== undefined && raw['DrainStrategy'] !== null);
+      const { index, result } = await state.withWrite(mayTouchAllocs ? nodeTables : statusTables, async ({ tx, index, emit }) => {
         const prev = await nodeStore.get(tx, id);
-        if (prev ? !safeEqual(prev.secretHash, secretHash) : !mayRegister(caller.acl, caller.clusterSecret)) throw denied();
+        if (prev ? !safeEqual(prev.secretHash, secretHash) : !may) throw denied();
         const fields = { ...raw };
         delete fields['SecretID'];
         const now = deps.clock.nowMs();
@@ -284,7 +292,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (row.node.Status === target(row.node.Status) && (await nodeStore.touch(deps.prisma, id, now, ttlMs, row.node.Status))) {
         return heartbeatResponse(updateResponse(row.node.ModifyIndex), ttlMs, numNodes);
       }
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const { index, result } = await state.withWrite(statusTables, async ({ tx, index, emit }) => {
         const cur = await nodeStore.get(tx, id);
         if (!cur) throw new NotFoundError('node not found');
         const want = target(cur.node.Status);
@@ -346,7 +354,7 @@ export function createNodeService(deps: NodeServiceDeps) {
 
     /** The drainer's completion (node-lifecycle.ts): no strategy left, the node stays ineligible. */
     async completeDrain(id: string, details: JsonObject | null): Promise<NodeUpdateResponse | null> {
-      const { index, result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const { index, result } = await state.withWrite(statusTables, async ({ tx, index, emit }) => {
         const cur = await nodeStore.get(tx, id);
         if (!cur || cur.node.DrainStrategy === null || cur.node.DrainStrategy === undefined) return null;
         const now = new Date(deps.clock.nowMs()).toISOString();
@@ -410,7 +418,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       const deadline = spec ? parseDrainDeadline(asObject(spec)) : 0;
       const markEligible = body['MarkEligible'] === true;
       const meta = body['Meta'] ?? null;
-      return mutate(id, 'NodeDrain', (node, index) => {
+      return mutate(id, 'NodeDrain', nodeTables, (node, index) => {
         if (spec) {
           const s = asObject(spec);
           const now = deps.clock.nowMs();
@@ -448,7 +456,7 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (!acl.allowNodeWrite()) throw denied();
       const elig = body['Eligibility'];
       if (elig !== 'eligible' && elig !== 'ineligible') throw new BadRequestError(`invalid scheduling eligibility ${JSON.stringify(elig ?? '')}`);
-      return mutate(id, 'NodeEligibility', (node, index) => {
+      return mutate(id, 'NodeEligibility', statusTables, (node, index) => {
         if (elig === 'eligible' && node.DrainStrategy !== null) {
           throw new BadRequestError("can not set node's scheduling eligibility to eligible while it is draining");
         }
