@@ -136,6 +136,19 @@ it('streams a running task\'s output with follow=true, through the server', asyn
   expect(frame.File).toBe('alloc/logs/t.stdout.0');
 });
 
+it('registers again when the server no longer knows its node (purged, or a server with fresh data)', async () => {
+  const nodeId = agent.identity.id;
+  expect((await request(h.app).put(`/v1/node/${nodeId}/purge`).set(mgmt())).status).toBe(200);
+  const purgedAt = Number((await request(h.app).get('/v1/nodes').set(mgmt())).headers['x-nomad-index']);
+  // The next heartbeat is refused (with ACLs on: "ACL token not found", the forgotten
+  // secret being no token) and the agent registers the same node again.
+  const node = await waitFor('the node back', async () => {
+    const r = await request(h.app).get(`/v1/node/${nodeId}`).set(mgmt());
+    return r.status === 200 && r.body.Status === 'ready' && Number(r.body.CreateIndex) > purgedAt ? (r.body as Json) : undefined;
+  }, 30_000);
+  expect(node['Name']).toBe('acl-agent');
+});
+
 it('answers 502 "No path to node" when the agent cannot be reached', async () => {
   const nodeId = agent.identity.id;
   const list = (await request(h.app).get('/v1/job/acl-job/allocations').set(mgmt())).body as Json[];

@@ -115,8 +115,9 @@ export function createClientAgent(deps: ClientAgentDeps) {
           const ttlNs = Number(res.json<{ HeartbeatTTL?: number }>().HeartbeatTTL ?? 0);
           // Half the TTL leaves room for a slow request (the anchor heartbeats well within it).
           if (ttlNs > 0) nextMs = Math.max(50, Math.floor(ttlNs / 1e6 / 2));
-        } else if (res.status === 404 && res.text.trim() !== '') {
-          // "node not found": purged, or a server with a fresh database.
+        } else if ((res.status === 404 && res.text.trim() !== '') || (res.status === 403 && res.text.trim() === 'ACL token not found')) {
+          // "node not found": purged, or a server with a fresh database. With ACLs on the
+          // server resolves the token first, and a forgotten node's secret is no token.
           logger.warn('server does not know this node; registering again', { node: identity.id });
           await register('ready');
           nextMs = 100;
