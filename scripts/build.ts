@@ -64,6 +64,10 @@ export function discoverTargets(only: readonly string[] = []): BuildTarget[] {
     if (!existsSync(entry)) continue;
     targets.push({ name, entry, assetDirs: [join(ROOT, 'services', name, 'src'), ...libs] });
   }
+  // The scheduler's client agent (issue 26): its own bundle, dist/scheduler-agent/main.js
+  // (the image runs it with SERVICE=scheduler-agent).
+  const agentEntry = join(ROOT, 'services', 'scheduler', 'src', 'agent', 'main.ts');
+  if (existsSync(agentEntry)) targets.push({ name: 'scheduler-agent', entry: agentEntry, assetDirs: [join(ROOT, 'services', 'scheduler', 'src'), ...libs] });
   targets.push({ name: 'migrate', entry: join(ROOT, 'libs', 'db', 'src', 'migrate-cli.ts'), assetDirs: [] });
   if (only.length === 0) return targets;
   const unknown = only.filter((o) => !targets.some((t) => t.name === o));

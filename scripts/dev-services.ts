@@ -9,13 +9,17 @@ import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { parseHcl } from '@selfstack/config';
 
-export const SERVICE_NAMES = ['secrets', 'scheduler', 'boxes', 'registry', 'controller'] as const;
+// `agent` is the scheduler's client agent (services/scheduler/src/agent/main.ts): one node
+// that runs the scheduler's jobs (mock and raw_exec drivers, raw_exec confined to .data/).
+export const SERVICE_NAMES = ['secrets', 'scheduler', 'agent', 'boxes', 'registry', 'controller'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Default ports (../shared/ARCHITECTURE.md). The controller has three listeners. */
 export const DEFAULT_PORTS = {
   secrets: 8200,
   scheduler: 4646,
+  /** The scheduler's client agent (the anchor's client HTTP port is 4646 too; ours is beside it). */
+  agent: 4647,
   boxes: 3100,
   registry: 3200,
   controllerApi: 9200,
@@ -56,6 +60,9 @@ export interface DevPlanInput {
   readonly controllerConfigPath: string;
   /** process.env of `make dev`, for pass-through variables. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The dev data directory (DEV_DATA_DIR; default <root>/.data): the agent's state and
+   * allocations live under it, and raw_exec is confined to it. */
+  readonly dataDir?: string;
 }
 
 export function planServices(input: DevPlanInput): DevService[] {
@@ -82,6 +89,23 @@ export function planServices(input: DevPlanInput): DevService[] {
   return [
     { ...simple('secrets', ports.secrets, 'secrets (Vault API)'), env: secretsEnv },
     simple('scheduler', ports.scheduler, 'scheduler (Nomad API)'),
+    {
+      name: 'agent',
+      entry: join('services', 'scheduler', 'src', 'agent', 'main.ts'),
+      ports: [ports.agent],
+      // Healthy once its node is registered with the scheduler (ready).
+      healthUrl: http(ports.agent, '/v1/agent/health'),
+      addresses: [{ label: 'scheduler client agent', url: http(ports.agent) }],
+      env: {
+        SCHEDULER_AGENT_SERVERS: `${host}:${ports.scheduler}`,
+        SCHEDULER_AGENT_HOST: host,
+        SCHEDULER_AGENT_PORT: String(ports.agent),
+        SCHEDULER_AGENT_DATA_DIR: join(input.dataDir ?? join(input.root, '.data'), 'agent'),
+        SCHEDULER_AGENT_DRIVERS: 'mock,raw_exec',
+        SCHEDULER_AGENT_RAW_EXEC_ROOT: input.dataDir ?? join(input.root, '.data'),
+        SCHEDULER_AGENT_NODE_NAME: 'dev-agent',
+      },
+    },
     simple('boxes', ports.boxes, 'boxes (Vagrant Cloud API)'),
     {
       ...registry,

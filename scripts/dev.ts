@@ -112,7 +112,7 @@ async function main(): Promise<number> {
   const host = env.DEV_HOST;
   const controllerConfigPath = join(dataDir, 'controller.hcl');
 
-  const planned = planServices({ root: ROOT, ports, host, controllerConfigPath, env: process.env }).filter(
+  const planned = planServices({ root: ROOT, ports, host, controllerConfigPath, env: process.env, dataDir }).filter(
     (s) => !env.DEV_SERVICES || env.DEV_SERVICES.includes(s.name),
   );
   const { present, missing } = partitionExisting(ROOT, planned);

@@ -166,8 +166,10 @@ function envValue(c: Container, name: string): string | undefined {
 export function allowedProbePaths(c: Container): string[] | undefined {
   // Our image is recognised by SERVICE (it selects the bundle, infra/docker/Dockerfile)
   // rather than by name, which overlays rewrite. The controller bundle serves Boundary's
-  // /health on its ops listener; the other services serve the kit's /healthz and /readyz.
+  // /health on its ops listener; the scheduler's client agent the anchor's
+  // /v1/agent/health; the other services serve the kit's /healthz and /readyz.
   const service = envValue(c, 'SERVICE');
+  if (service === 'scheduler-agent') return ['/v1/agent/health'];
   if (service) return service === 'controller' ? ['/health'] : ['/healthz', '/readyz'];
   const repo = (c.image ?? '').replace(/[:@].*$/, '');
   if (repo === 'nginx' || repo.endsWith('/nginx')) return ['/_gateway/health'];

@@ -35,8 +35,20 @@ const PORTS: Record<(typeof APP)[number], number> = { secrets: 8200, scheduler: 
 describe('docker-compose.yml', () => {
   it('declares the whole stack', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['boxes', 'controller', 'gateway', 'gateway-tls', 'migrate', 'postgres', 'redis', 'registry', 'scheduler', 'secrets', 'worker'].sort(),
+      ['boxes', 'controller', 'gateway', 'gateway-tls', 'migrate', 'postgres', 'redis', 'registry', 'scheduler', 'scheduler-agent', 'secrets', 'worker'].sort(),
     );
+  });
+
+  it('runs a scheduler client agent after the scheduler is healthy, its state on a volume', () => {
+    const s = services['scheduler-agent']!;
+    expect(s.build?.args?.SERVICE).toBe('scheduler-agent');
+    expect(s.depends_on?.scheduler?.condition).toBe('service_healthy');
+    expect(s.environment?.SCHEDULER_AGENT_SERVERS).toBe('scheduler:4646');
+    expect(s.expose).toContain(s.environment?.SCHEDULER_AGENT_PORT);
+    expect(s.healthcheck?.test.join(' ')).toContain(`http://127.0.0.1:${s.environment?.SCHEDULER_AGENT_PORT}/v1/agent/health`);
+    expect(s.volumes?.some((v) => v.endsWith(`:${s.environment?.SCHEDULER_AGENT_DATA_DIR}`))).toBe(true);
+    // The agent never needs the database or Redis: it talks to the scheduler's API only.
+    expect(s.environment?.DATABASE_URL).toBeUndefined();
   });
 
   it('health-checks postgres with pg_isready and redis with a ping', () => {

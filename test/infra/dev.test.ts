@@ -36,7 +36,22 @@ describe('make dev plan', () => {
     expect(byName.boxes?.healthUrl).toBe('http://127.0.0.1:3100/healthz');
     expect(byName.controller?.healthUrl).toBe('http://127.0.0.1:9203/health');
     expect(byName.controller?.env.CONTROLLER_CONFIG).toBe('/data/controller.hcl');
-    for (const s of plan()) expect(s.entry).toBe(join('services', s.name, 'src', 'main.ts'));
+    for (const s of plan().filter((x) => x.name !== 'agent')) expect(s.entry).toBe(join('services', s.name, 'src', 'main.ts'));
+  });
+
+  it('starts one scheduler client agent beside the scheduler, raw_exec confined to the data directory', () => {
+    const agent = plan().find((s) => s.name === 'agent');
+    expect(agent?.entry).toBe(join('services', 'scheduler', 'src', 'agent', 'main.ts'));
+    expect(agent?.ports).toEqual([4647]);
+    expect(agent?.healthUrl).toBe('http://127.0.0.1:4647/v1/agent/health');
+    expect(agent?.env).toMatchObject({
+      SCHEDULER_AGENT_SERVERS: '127.0.0.1:4646',
+      SCHEDULER_AGENT_DRIVERS: 'mock,raw_exec',
+      SCHEDULER_AGENT_RAW_EXEC_ROOT: join(ROOT, '.data'),
+      SCHEDULER_AGENT_DATA_DIR: join(ROOT, '.data', 'agent'),
+    });
+    const shifted = planServices({ root: ROOT, ports: portsWithOffset(10_000), host: '127.0.0.1', controllerConfigPath: '/x', env: {}, dataDir: '/tmp/dev-data' }).find((s) => s.name === 'agent');
+    expect(shifted?.env).toMatchObject({ SCHEDULER_AGENT_SERVERS: '127.0.0.1:14646', SCHEDULER_AGENT_PORT: '14647', SCHEDULER_AGENT_RAW_EXEC_ROOT: '/tmp/dev-data' });
   });
 
   it('puts the secrets service in dev mode and passes the root token only when set', () => {

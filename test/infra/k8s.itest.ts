@@ -25,6 +25,7 @@ describe('infra/k8s (real manifests)', () => {
     expect(names(objects, 'Deployment')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets', 'worker']);
     expect(names(objects, 'Service')).toEqual(['boxes', 'controller', 'gateway', 'registry', 'scheduler', 'secrets']);
     expect(names(objects, 'Job')).toEqual(['migrate']);
+    expect(names(objects, 'DaemonSet')).toEqual(['scheduler-agent']);
     // kustomize's generators: a content hash suffix, and every reference rewritten to it.
     const maps = names(objects, 'ConfigMap');
     expect(maps.map((n) => n.replace(/-[a-z0-9]{10}$/, ''))).toEqual(['controller-config', 'gateway-nginx', 'gateway-nginx-selfstack']);
@@ -52,6 +53,18 @@ describe('infra/k8s (real manifests)', () => {
     expect(sched.env.map((e: { name: string }) => e.name)).toContain('DATABASE_URL');
     expect(prod.find((r) => r.kind === 'Service' && r.metadata?.name === 'gateway')?.spec?.type).toBe('LoadBalancer');
     for (const r of prod.filter((o) => o.kind !== 'Namespace')) expect(r.metadata?.namespace).toBe('selfstack');
+  });
+
+  it('runs a scheduler client agent on every node, advertising its pod IP, probed on its health endpoint', () => {
+    const prod = validateKustomization(join(K8S_DIR, 'overlays/prod'), { requireImageOverride: true }).objects;
+    const ds = prod.find((r) => r.kind === 'DaemonSet' && r.metadata?.name === 'scheduler-agent')!;
+    const c = (ds.spec?.template as any).spec.containers[0];
+    expect(c.image).toBe('ghcr.io/selfstack/selfstack:0.1.0');
+    const env = Object.fromEntries((c.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({ SERVICE: 'scheduler-agent', SCHEDULER_AGENT_SERVERS: 'scheduler:4646', SCHEDULER_AGENT_ADVERTISE: '$(POD_IP):4647', SCHEDULER_AGENT_PORT: '4647' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/v1/agent/health', port: 'http' });
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 4647 }]);
+    expect(ds.metadata?.namespace).toBe('selfstack');
   });
 
   it('the config copies in base/files match infra/nginx and infra/controller', () => {

@@ -11,6 +11,7 @@ import { enginePaths } from './engine/engine.paths';
 import { aclPaths } from './features/acl/acl.paths';
 import { agentPaths } from './features/agent/agent.paths';
 import { allocationPaths } from './features/allocations/allocations.paths';
+import { clientPaths } from './features/client/client.paths';
 import { deploymentPaths } from './features/deployments/deployments.paths';
 import { evaluationPaths } from './features/evaluations/evaluations.paths';
 import { eventPaths } from './features/events/events.paths';
@@ -39,6 +40,7 @@ export function schedulerPaths(deps: Pick<SchedulerAppDeps, 'services' | 'config
     ...aclPaths(services.acl),
     ...eventPaths(services.events),
     ...enginePaths(services.clientUpdates),
+    ...clientPaths(services.client),
     ...agentPaths({
       name: config.nodeName,
       region: config.region,

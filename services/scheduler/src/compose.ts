@@ -11,6 +11,7 @@ import { createAllocationService, type AllocationService } from './features/allo
 import { createAllocationStore } from './features/allocations/allocations.store';
 import { createDeploymentService, type DeploymentService } from './features/deployments/deployments.service';
 import { createDeploymentStore } from './features/deployments/deployments.store';
+import { createClientService, type ClientService } from './features/client/client.service';
 import { createEvaluationService, type EvaluationService } from './features/evaluations/evaluations.service';
 import { createEvaluationStore } from './features/evaluations/evaluations.store';
 import { createEventStreamService, DEFAULT_EVENT_STREAM_SETTINGS, type EventStreamService, type EventStreamSettings } from './features/events/event-stream.service';
@@ -58,6 +59,8 @@ export interface SchedulerServices {
   /** The engine's request side (issue 25): client allocation updates, job operations. */
   clientUpdates: EngineServices['clientUpdates'];
   jobOperations: EngineServices['jobOperations'];
+  /** /v1/client/* forwarded to client agents (issue 26). */
+  client: ClientService;
 }
 
 export interface SchedulerAppDeps {
@@ -117,6 +120,7 @@ export function composeScheduler(clients: SchedulerClients, config: SchedulerCon
     }),
     clientUpdates: engine.clientUpdates,
     jobOperations: engine.jobOperations,
+    client: createClientService({ prisma, allocStore, nodeStore }),
   };
   return { config, logger: clients.logger, state, services, ...(options.readiness ? { readiness: options.readiness } : {}) };
 }

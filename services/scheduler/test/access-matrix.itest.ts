@@ -9,6 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { forAllowed, groupRows, matrixProblems, runAccessMatrix, startTestListener, sweepRoutes, type AccessExpectations, type AccessMatrix, type AccessRow, type SweepResponse, type TestListener } from '@selfstack/testing';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createLogger } from '@selfstack/logger';
+import { createAgentHttp } from '../src/agent/agent-http';
+import { AllocRunner } from '../src/agent/alloc-runner';
 import { insertAllocation, insertDeployment, minimalJob, registerJob, registerNode, startHarness, type Harness } from './harness';
 
 const NODE_SECRET = 'node-secret-for-the-matrix';
@@ -58,7 +65,12 @@ let on: TestListener;
 let off: TestListener;
 let management = '';
 const secrets = {} as Record<Caller, string>;
-const ids = { node: '', alloc: '', evaluation: '', deployment: '', accessor: '' };
+const ids = { node: '', alloc: '', evaluation: '', deployment: '', accessor: '', agentNode: '', clientAlloc: '' };
+// A client agent's listener (the real one, src/agent/agent-http.ts) for the /v1/client
+// routes the server forwards: its node and one allocation on it.
+const AGENT_SECRET = randomUUID();
+let agentDir = '';
+let agentServer: ReturnType<typeof createAgentHttp> | undefined;
 
 const mgmt = () => ({ 'X-Scheduler-Token': management });
 async function ok(res: request.Test, what: string): Promise<request.Response> {
@@ -98,6 +110,18 @@ beforeAll(async () => {
   await registerJob(h.app, minimalJob('scaled'), mgmt());
   ids.alloc = (await insertAllocation(h, { JobID: 'web', NodeID: ids.node })).ID;
   ids.deployment = (await insertDeployment(h, 'web')).ID;
+  agentDir = mkdtempSync(path.join(tmpdir(), 'matrix-agent-'));
+  const runners = new Map<string, AllocRunner>();
+  agentServer = createAgentHttp({ secret: () => AGENT_SECRET, runners, allocRoot: agentDir, logger: createLogger({ service: 'agent', silent: true }) });
+  await new Promise<void>((r) => agentServer?.listen(0, '127.0.0.1', () => r()));
+  const agentPort = (agentServer.address() as AddressInfo).port;
+  ids.agentNode = await registerNode(h.app, { SecretID: AGENT_SECRET, HTTPAddr: `127.0.0.1:${agentPort}` }, mgmt());
+  const clientAlloc = await insertAllocation(h, { JobID: 'web', NodeID: ids.agentNode });
+  ids.clientAlloc = clientAlloc.ID;
+  const runner = new AllocRunner({ drivers: new Map(), allocRoot: agentDir, persist: () => undefined, report: () => undefined, logger: createLogger({ service: 'agent', silent: true }), datacenter: 'dc1', region: 'global' }, clientAlloc);
+  runners.set(clientAlloc.ID, runner);
+  mkdirSync(runner.dirs.logDir, { recursive: true });
+  writeFileSync(path.join(runner.dirs.logDir, 'server.stdout.0'), 'hello\n');
   ids.evaluation = ((await ok(request(h.app).get('/v1/job/web/evaluations').set(mgmt()), 'evals')).body as { ID: string }[])[0]?.ID ?? '';
   // The expired token is refused before the matrix starts.
   const deadline = Date.now() + 10_000;
@@ -107,6 +131,8 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  await new Promise((r) => (agentServer ? agentServer.close(r) : r(undefined)));
+  if (agentDir) rmSync(agentDir, { recursive: true, force: true });
   await on?.close();
   await off?.close();
   await h?.close();
@@ -334,12 +360,40 @@ const ROWS: AccessRow<Caller>[] = [
   { route: 'PUT,POST /v1/jobs/parse', body: { JobHCL: 'job "parsed" {\n  group "g" {\n    task "t" {\n      driver = "docker"\n    }\n  }\n}\n' }, expect: allow(200, ...READ, 'submit-job') },
   // Client agents report their allocations with the node's own SecretID (management with
   // ACLs on); with ACLs off only the node secret is accepted.
+  // The agent's allocation watch: its own SecretID (a management token with ACLs on).
+  {
+    route: 'GET,HEAD /v1/internal/node/:id/allocations',
+    path: () => `/v1/internal/node/${ID().node}/allocations`,
+    expect: { management: 200, node: 200, other: 403 },
+  },
   {
     route: 'PUT,POST /v1/internal/node/:id/allocations',
     path: () => `/v1/internal/node/${ID().node}/allocations`,
     body: () => ({ Allocs: [{ ID: ID().alloc, ClientStatus: 'running' }] }),
     expect: { management: 200, node: 200, other: 403 },
   },
+
+  // Client endpoints (issue 26; reference §5): forwarded to the agent running the
+  // allocation once the caller holds read-logs (logs), read-fs (ls, stat, cat), read-job
+  // (allocation stats) or alloc-lifecycle (restart) in its namespace; host stats need
+  // node:read. A node's own secret is no user credential.
+  {
+    route: 'GET,HEAD /v1/client/fs/logs/:alloc',
+    path: () => `/v1/client/fs/logs/${ID().clientAlloc}?task=server&type=stdout&plain=true`,
+    expect: allow(200),
+    note: 'read-logs: in the write policy, not read',
+  },
+  ...(['ls', 'stat', 'cat'] as const).map(
+    (op): AccessRow<Caller> => ({
+      route: `GET,HEAD /v1/client/fs/${op}/:alloc`,
+      path: () => `/v1/client/fs/${op}/${ID().clientAlloc}?path=${op === 'ls' ? '/' : 'alloc/logs/server.stdout.0'}`,
+      expect: allow(200),
+      note: 'read-fs',
+    }),
+  ),
+  { route: 'GET,HEAD /v1/client/allocation/:alloc/stats', path: () => `/v1/client/allocation/${ID().clientAlloc}/stats`, expect: allow(200, ...READ) },
+  { route: 'PUT,POST /v1/client/allocation/:alloc/restart', path: () => `/v1/client/allocation/${ID().clientAlloc}/restart`, body: {}, expect: allow(200, 'alloc-lifecycle') },
+  { route: 'GET,HEAD /v1/client/stats', path: () => `/v1/client/stats?node_id=${ID().agentNode}`, expect: allow(200, 'node-read', 'node-write') },
 
   // Event stream (spec "Required ACL per topic"): management for all topics and the ACL
   // topics; read-job in the namespace for job-related topics (namespace=*: a policy for

@@ -9,8 +9,8 @@ import type { Acl } from '../features/acl/acl-policy';
 import type { AllocationStore } from '../features/allocations/allocations.store';
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { Allocation } from '../features/allocations/allocations.types';
-import { asObject, nowNanos, sha256Hex, TABLES, type Clock, type JsonObject } from '../shared/common.types';
-import type { SchedulerState } from '../shared/blocking-read';
+import { asObject, nowNanos, sha256Hex, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../shared/common.types';
+import { blockingRead, shareKey, type SchedulerState } from '../shared/blocking-read';
 import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
 import type { JobStore } from '../features/jobs/jobs.store';
@@ -50,6 +50,20 @@ function sameSecret(hash: string, secret: string): boolean {
 export function createClientUpdatesService(deps: ClientUpdatesDeps) {
   const { state } = deps;
   return {
+    /**
+     * The allocations of a node, for its client agent (the anchor's Node.GetClientAllocs):
+     * the node's SecretID as the token (or a management token with ACLs enabled); a
+     * blocking query on the allocation table. The public GET /v1/node/:id/allocations
+     * needs node:read, which a node's secret does not carry.
+     */
+    async allocationsFor(nodeId: string, token: string, acl: Acl, opts: ReadOptions): Promise<Indexed<Allocation[]>> {
+      const row = await deps.nodeStore.get(deps.prisma, nodeId);
+      if (!row) throw new NotFoundError('node not found');
+      const isNode = token !== '' && sameSecret(row.secretHash, token);
+      if (!isNode && !(deps.aclEnabled && acl.management)) throw new ForbiddenError('Permission denied');
+      return blockingRead(deps, [TABLES.allocs], opts, (db) => deps.allocStore.where(db, { nodeId }), shareKey('client-allocs', nodeId));
+    },
+
     /**
      * Applies a node's allocation updates. The caller is the node (its SecretID as the
      * request token) or, with ACLs enabled, a management token.

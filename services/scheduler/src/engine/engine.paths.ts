@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { BadRequestError } from '@selfstack/errors';
 import { requestToken, type AnyPathSpec } from '@selfstack/http-kit';
 import { jsonMember, pathParam } from '../http/fields';
-import { WRITE_QUERY } from '../http/query';
-import { writeReply } from '../http/reply';
+import { READ_QUERY, readOptions, WRITE_QUERY } from '../http/query';
+import { readReply, writeReply } from '../http/reply';
 import { schedulerPath, TOKEN_HEADERS, type RequestExtra } from '../http/request-context';
 import type { ClientUpdatesService } from './client-updates.service';
 
@@ -31,16 +31,20 @@ export function enginePaths(clientUpdates: ClientUpdatesService): AnyPathSpec<Re
   return [
     schedulerPath({
       pattern: 'internal/node/:id/allocations',
-      summary: 'Report the client status of allocations on a node (client agents)',
+      summary: 'Read (GET) or report the client status of (PUT/POST) the allocations on a node (client agents)',
       description:
-        'Body {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus: {Healthy, Timestamp}}]}. ' +
+        'GET: the node\'s allocations with their jobs, a blocking query (index, wait); the client agent\'s watch (issue 26). PUT/POST: body {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates, DeploymentStatus: {Healthy, Timestamp}}]}. ' +
         "Authenticated by the node's SecretID as the request token, or a management token with ACLs enabled. Emits AllocationUpdated.",
       fields: {
+        ...READ_QUERY,
         ...WRITE_QUERY,
         id: pathParam('node ID'),
         Allocs: jsonMember(z.array(allocUpdate), 'AllocUpdateRequest.Alloc', '[]*structs.Allocation', 'allocation updates (1 to 1000)'),
       },
       operations: {
+        async read(ctx) {
+          return readReply(await clientUpdates.allocationsFor(ctx.params.id, requestToken(ctx.req.headers, TOKEN_HEADERS) ?? '', ctx.extra.identity.acl, readOptions(ctx)));
+        },
         async update(ctx) {
           const allocs = ctx.body.Allocs ?? [];
           if (allocs.length === 0 || allocs.length > 1000) throw new BadRequestError('Allocs must hold 1 to 1000 allocation updates');

@@ -11,6 +11,8 @@ import { toAffinity, toConstraint, validateAffinity, validateConstraint } from '
 export const KNOWN_DRIVERS = new Set([
   'docker', 'exec', 'exec2', 'raw_exec', 'java', 'qemu', 'podman', 'containerd-driver', 'nspawn', 'lxc', 'singularity',
   'firecracker-task-driver', 'pot', 'jail-task-driver', 'iis', 'win_iis', 'rkt', 'mock_driver',
+  // The client agent's mock driver answers to its short name too (issue 26).
+  'mock',
 ]);
 
 const HEALTH_CHECKS = ['checks', 'task_states', 'manual'];
