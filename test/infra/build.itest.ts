@@ -68,29 +68,16 @@ describe('scripts/build.ts', () => {
   // What the image runs: each service bundle under plain node (no tsx, no workspace
   // links), npm packages from node_modules only, answering its health endpoint.
   const services = discoverTargets().filter((t) => t.name !== 'migrate');
-  it.each(services.map((t) => t.name))('the %s bundle starts with plain node and answers its health check', async (name) => {
-    await buildTarget(services.find((t) => t.name === name)!, deps, out);
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      NODE_PATH: join(ROOT, 'node_modules'),
-      NODE_ENV: 'production',
-      DATABASE_URL: dbUrl,
-      HOST: '127.0.0.1',
-      SERVICE: name,
-    };
-    let healthUrl: string;
-    if (name === 'controller') {
-      // Fixed ports (its HCL names them), free and below the ephemeral range.
-      const ports = portsWithOffset(await freeDevPortOffset(['controllerApi', 'controllerCluster', 'controllerOps']));
-      const config = join(out, 'controller.hcl');
-      writeFileSync(config, renderControllerHcl({ host: '127.0.0.1', ports, keys: newControllerKeys() }));
-      env.CONTROLLER_CONFIG = config;
-      healthUrl = `http://127.0.0.1:${ports.controllerOps}/health`;
-    } else {
-      const port = await freePortBelowEphemeral();
-      env.PORT = String(port);
-      healthUrl = `http://127.0.0.1:${port}/healthz`;
-    }
+  const baseEnv = (name: string): Record<string, string> => ({
+    PATH: process.env.PATH ?? '',
+    NODE_PATH: join(ROOT, 'node_modules'),
+    NODE_ENV: 'production',
+    DATABASE_URL: dbUrl,
+    HOST: '127.0.0.1',
+    SERVICE: name,
+  });
+  /** Runs a built bundle until it answers `healthUrl` (then the caller's `whileUp`). */
+  async function runBundle(name: string, env: Record<string, string>, healthUrl: string, whileUp: () => Promise<void> = async () => undefined): Promise<void> {
     const child = spawn(process.execPath, [join(out, name, 'main.js')], { cwd: out, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
@@ -102,9 +89,43 @@ describe('scripts/build.ts', () => {
         exited: () => (child.exitCode !== null ? `exited with code ${child.exitCode}` : undefined),
       });
       if (!health.ok) throw new Error(`${name} bundle not healthy: ${health.reason}\n${output.slice(-3000)}`);
+      await whileUp();
     } finally {
       child.kill('SIGTERM');
       await exited;
     }
-  }, 60_000);
+  }
+  const target = (name: string) => services.find((t) => t.name === name)!;
+
+  it.each(services.map((t) => t.name))('the %s bundle starts with plain node and answers its health check', async (name) => {
+    await buildTarget(target(name), deps, out);
+    const env = baseEnv(name);
+    if (name === 'controller') {
+      // Fixed ports (its HCL names them), free and below the ephemeral range.
+      const ports = portsWithOffset(await freeDevPortOffset(['controllerApi', 'controllerCluster', 'controllerOps']));
+      const config = join(out, 'controller.hcl');
+      writeFileSync(config, renderControllerHcl({ host: '127.0.0.1', ports, keys: newControllerKeys() }));
+      env.CONTROLLER_CONFIG = config;
+      await runBundle(name, env, `http://127.0.0.1:${ports.controllerOps}/health`);
+    } else if (name === 'scheduler-agent') {
+      // The agent is healthy once registered: the scheduler bundle runs beside it.
+      await buildTarget(target('scheduler'), deps, out);
+      const serverPort = await freePortBelowEphemeral();
+      await runBundle('scheduler', { ...baseEnv('scheduler'), PORT: String(serverPort) }, `http://127.0.0.1:${serverPort}/healthz`, async () => {
+        const agentPort = await freePortBelowEphemeral();
+        Object.assign(env, {
+          SCHEDULER_AGENT_SERVERS: `http://127.0.0.1:${serverPort}`,
+          SCHEDULER_AGENT_PORT: String(agentPort),
+          SCHEDULER_AGENT_HOST: '127.0.0.1',
+          SCHEDULER_AGENT_DATA_DIR: join(out, 'agent-data'),
+          SCHEDULER_AGENT_DRIVERS: 'mock_driver',
+        });
+        await runBundle(name, env, `http://127.0.0.1:${agentPort}/v1/agent/health`);
+      });
+    } else {
+      const port = await freePortBelowEphemeral();
+      env.PORT = String(port);
+      await runBundle(name, env, `http://127.0.0.1:${port}/healthz`);
+    }
+  }, 90_000);
 });
