@@ -119,12 +119,6 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           cb(null, chunk);
         },
       });
-      // The meta file is written first: a reader may briefly see the new content type
-      // with the old bytes, which is harmless, while the bytes themselves stay atomic.
-      if (putOptions.contentType !== undefined) {
-        const contentType = putOptions.contentType;
-        await writeAtomically(metaPath, (tmp) => writeFile(tmp, JSON.stringify({ contentType }), { flag: 'wx' }));
-      }
       await writeAtomically(finalPath, async (tmp) => {
         // Opened before the stream starts: createWriteStream(path) opens the file on its own
         // schedule, so a body that failed at once could reject the write before the file
@@ -135,7 +129,13 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           throw new Error(`blob ${key}: expected ${putOptions.contentLength} bytes, received ${size}`);
         }
       });
-      if (putOptions.contentType === undefined) await unlinkIfPresent(metaPath);
+      // The meta file follows the bytes: a write cut short (SIGKILL mid-upload) leaves no
+      // sidecar for a blob that does not exist; a reader may briefly see the new bytes with
+      // the old content type, which is harmless.
+      if (putOptions.contentType !== undefined) {
+        const contentType = putOptions.contentType;
+        await writeAtomically(metaPath, (tmp) => writeFile(tmp, JSON.stringify({ contentType }), { flag: 'wx' }));
+      } else await unlinkIfPresent(metaPath);
       return putOptions.contentType === undefined ? { key, size } : { key, size, contentType: putOptions.contentType };
     },
 
