@@ -99,7 +99,12 @@ describe('no secret in logs, error bodies or metrics', () => {
     const node = { Node: { ID: randomUUID(), SecretID: nodeSecretId, Name: 'hygiene-node', Datacenter: 'dc1' } };
     expect((await record('node register', call(`${n}/v1/internal/node/register`, { method: 'PUT', ...jsonBody(node, { 'X-Scheduler-Node-Secret': NODE_SHARED }) }))).status).toBe(200);
     await record('node register, other secret', call(`${n}/v1/internal/node/register`, { method: 'PUT', ...jsonBody({ Node: { ...node.Node, SecretID: WRONG[0] } }, { 'X-Scheduler-Node-Secret': NODE_SHARED }) }));
-    await record('node register, wrong shared secret', call(`${n}/v1/internal/node/register`, { method: 'PUT', ...jsonBody(node, { 'X-Scheduler-Node-Secret': WRONG[0]! }) }));
+    // A node that exists re-registers with its own SecretID whatever the shared secret says
+    // (as the anchor's clients do); a new node needs the shared secret.
+    const strangerSecretId = randomUUID();
+    secrets.add(strangerSecretId);
+    const stranger = { Node: { ...node.Node, ID: randomUUID(), SecretID: strangerSecretId, Name: 'hygiene-stranger' } };
+    await record('node register, wrong shared secret', call(`${n}/v1/internal/node/register`, { method: 'PUT', ...jsonBody(stranger, { 'X-Scheduler-Node-Secret': WRONG[0]! }) }));
     const job = { Job: { ID: 'hygiene', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] } };
     expect((await record('job', call(`${n}/v1/jobs`, { method: 'PUT', ...jsonBody(job, { 'X-Nomad-Token': mgmt }) }))).status).toBe(200);
     await record('jobs, wrong token', call(`${n}/v1/jobs`, { headers: { 'X-Nomad-Token': WRONG[0]! } }));
