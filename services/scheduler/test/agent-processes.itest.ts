@@ -335,6 +335,9 @@ describe('client agents running real work', () => {
     const allocs = await waitJob('picky', 'placed on the new node and running', (_j, a) => a.some((x) => x['ClientStatus'] === 'running'));
     expect(allocs.map((a) => a['NodeID'])).toEqual([id]);
     await stopProcess(agents['agent-c']);
+    // Its node would stay ready until its heartbeat TTL ran out, and later tests' jobs could
+    // be placed there meanwhile: gone at once.
+    expect((await api('PUT', `/v1/node/${id}/purge`)).status).toBe(200);
   });
 
   it('does not run a task twice when the agent is killed with SIGKILL and restarted', async () => {
