@@ -39,11 +39,12 @@ export interface WrkOptions {
 
 const MARK = 'WRK_FIGURES ';
 
-/** A Lua string literal: printable ASCII as is, every other byte (UTF-8) as a decimal escape. */
+/** A Lua string literal: printable ASCII as is, every other byte (UTF-8) as a three-digit
+ * decimal escape (Lua reads up to three digits: `\34` before a digit would swallow it). */
 function luaString(s: string): string {
   return `"${Buffer.from(s, 'utf8')
     .toString('latin1')
-    .replace(/[^\x20-\x7e]|["\\]/g, (c) => `\\${c.charCodeAt(0)}`)}"`;
+    .replace(/[^\x20-\x7e]|["\\]/g, (c) => `\\${String(c.charCodeAt(0)).padStart(3, '0')}`)}"`;
 }
 
 /** The Lua script that sends `requests` (none: wrk's default GET of the URL's path). */
@@ -143,7 +144,8 @@ export function prepareWrk(options: WrkOptions): PreparedWrk {
         try {
           resolve(parseWrkOutput(stdout));
         } catch (parseErr) {
-          reject(parseErr as Error);
+          // A Lua error in the script's hooks goes to stderr: say it with the figures' absence.
+          reject(stderr.trim() === '' ? (parseErr as Error) : new Error(`${(parseErr as Error).message}\nwrk stderr: ${stderr.trim()}`));
         }
       });
     });
