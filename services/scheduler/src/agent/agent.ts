@@ -10,6 +10,7 @@ import { AllocRunner, type AllocUpdate } from './alloc-runner';
 import type { Driver } from './drivers/driver.types';
 import { fingerprint } from './fingerprint';
 import { ServerUnavailableError, type ServerClient } from './server-client';
+import { sleep } from './sleep';
 
 type Json = Record<string, unknown>;
 
@@ -21,19 +22,6 @@ export interface ClientAgentDeps {
   state: AgentState;
   server: ServerClient;
   drivers: ReadonlyMap<string, Driver>;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }
 
 export function createClientAgent(deps: ClientAgentDeps) {

@@ -13,6 +13,7 @@ import { updateStrategyOf } from '../engine/job-rules';
 import type { Job } from '../features/jobs/jobs.types';
 import { DriverStartError, type Driver, type ExitResult, type TaskContext, type TaskHandle, type TaskSpec, type TaskUsage } from './drivers/driver.types';
 import { goDuration, newTaskState, pushEvent, taskEvent, type TaskState } from './task-events';
+import { sleep } from './sleep';
 
 type Json = Record<string, unknown>;
 
@@ -78,20 +79,6 @@ export function restartPolicyOf(jobType: string, tg: Json): RestartPolicy {
 export function allocDirs(root: string, allocId: string): { allocDir: string; sharedDir: string; logDir: string } {
   const allocDir = join(root, allocId);
   return { allocDir, sharedDir: join(allocDir, 'alloc'), logDir: join(allocDir, 'alloc', 'logs') };
-}
-
-/** A sleep that ends early when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }
 
 class TaskRunner {
