@@ -189,6 +189,12 @@ describeE2e('web console in Chromium through nginx', () => {
   });
 
   afterAll(async () => {
+    // A service that ended before the tests did explains what failed after it: its output.
+    for (const s of services) {
+      if (s.child.exitCode !== null || s.child.signalCode !== null) {
+        console.log(`${s.name} ended early (code ${String(s.child.exitCode)}, signal ${String(s.child.signalCode)}):\n${s.output()}`);
+      }
+    }
     await context?.close().catch(() => undefined);
     nginx?.kill('SIGTERM');
     for (const s of services) s.child.kill('SIGTERM');
