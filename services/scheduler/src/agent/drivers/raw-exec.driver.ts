@@ -114,14 +114,18 @@ function handleFor(st: RawState, signalDefault: NodeJS.Signals): TaskHandle {
     async kill(signal: string, timeoutMs: number): Promise<ExitResult> {
       if (result) return result;
       const sig = normaliseSignal(signal) ?? signalDefault;
+      // Only the executor this handle started (same pid and start time): a pid the kernel
+      // has since given to another process is never signalled.
+      const ours = () => alive(st.pid, st.startTicks);
       try {
         // The executor forwards it to the task.
-        process.kill(st.pid, sig);
+        if (ours()) process.kill(st.pid, sig);
       } catch {
         // already gone
       }
       const timer = setTimeout(() => {
         forced = { exitCode: 137, signal: 9, err: '' };
+        if (!ours()) return;
         for (const target of [childPid(), -st.pid]) {
           if (target === undefined) continue;
           try {
