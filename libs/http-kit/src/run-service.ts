@@ -67,13 +67,28 @@ export interface RunServiceOptions {
 
 const DATABASE_REQUIRED = 'is required (make dev starts an embedded PostgreSQL and sets it)';
 
-async function start<C>(definition: ServiceDefinition<C>, env: EnvSource, exit: (code: number) => void): Promise<ShutdownHandle | undefined> {
+let rejectionsReported = false;
+/**
+ * A stray rejected promise (a background publish, a timer's work) is logged with its stack
+ * and the service keeps answering: Node's default would end the process, and every request
+ * in flight with it, with no line in the service's own log. Once per process.
+ */
+function reportUnhandledRejections(logger: { error: (message: string, meta?: Record<string, unknown>) => void }): void {
+  if (rejectionsReported) return;
+  rejectionsReported = true;
+  process.on('unhandledRejection', (reason) => {
+    logger.error('unhandled promise rejection', { err: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) });
+  });
+}
+
+async function start<C>(definition: ServiceDefinition<C>, env: EnvSource, exit: (code: number) => void, ownsProcess: boolean): Promise<ShutdownHandle | undefined> {
   const config = await definition.config(env);
   const settings = definition.settings(config);
   if (settings.databaseUrl === undefined && definition.requiresDatabase !== false) {
     throw new ConfigError('invalid configuration (1 problem):', [{ where: 'DATABASE_URL', message: DATABASE_REQUIRED }]);
   }
   const logger = createLogger({ service: definition.name, level: settings.logLevel });
+  if (ownsProcess) reportUnhandledRejections(logger);
   const workers = settings.workers ?? 1;
   if (cluster.isPrimary && workers > 1) {
     // The primary only supervises; every worker runs the service on the shared port.
@@ -126,7 +141,9 @@ async function start<C>(definition: ServiceDefinition<C>, env: EnvSource, exit: 
 export function runService<C>(definition: ServiceDefinition<C>, options: RunServiceOptions = {}): Promise<ShutdownHandle | undefined> {
   const write = options.write ?? ((text: string) => process.stderr.write(text));
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  return start(definition, options.env ?? process.env, exit).catch((err: unknown) => {
+  // A caller that injects env or exit (a test) shares its process: no process-wide handlers.
+  const ownsProcess = options.env === undefined && options.exit === undefined;
+  return start(definition, options.env ?? process.env, exit, ownsProcess).catch((err: unknown) => {
     if (err instanceof ConfigError) {
       write(`Error: ${err.message}\n`);
       exit(definition.configErrorExitCode ?? CONFIG_ERROR_EXIT_CODE);
