@@ -47,3 +47,17 @@ export function callListenerSafely(
     }
   }
 }
+
+/**
+ * Follows a channel: `onMessage` for each message, `onReconnect` after the subscriber
+ * reconnected (messages may have been lost meanwhile: reload what they would have said).
+ * Resolves once the subscription is live, to one function that undoes both.
+ */
+export async function followChannel(bus: Bus, channel: string, onMessage: BusListener, onReconnect: () => void): Promise<() => void> {
+  const off = await bus.subscribe(channel, onMessage);
+  const offReconnect = bus.onReconnect(onReconnect);
+  return () => {
+    off();
+    offReconnect();
+  };
+}

@@ -3,9 +3,9 @@
 // Usage: tsx services/registry/src/main.ts (configuration from the environment,
 // docs/registry.md "Configuration").
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { createBlobStoreFromConfig } from '@selfstack/blob';
 import { createPrismaClient } from '@selfstack/db';
+import { createCounterClient } from '@selfstack/bus';
 import { createListener, runService } from '@selfstack/http-kit';
 import { buildApp } from './app';
 import { composeRegistry } from './compose';
@@ -27,14 +27,7 @@ void runService({
 
     const prisma = createPrismaClient({ url: databaseUrl, logger });
     onShutdown('prisma', () => prisma.$disconnect());
-    // Rate limits are counters with expiry, not bus messages: a client of their own.
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
-    if (redis) {
-      redis.on('error', (err: Error) => logger.warn('redis error', { error: err.message }));
-      onShutdown('redis', () => redis.quit());
-    } else {
-      logger.warn('REDIS_URL is unset: rate limits are counted in memory (one process only)');
-    }
+    const redis = createCounterClient(config.redisUrl, logger, onShutdown);
     const blobs = createBlobStoreFromConfig(config.blob);
     const deps = composeRegistry(
       { prisma, blobs, logger, redis, redisPrefix: 'registry:' },

@@ -3,7 +3,7 @@
 // secrets-engine table (mounts.service.ts) it is cached decrypted, reloaded when another
 // replica announces a change on the bus, and re-read before this replica answers "no such
 // method" (a login routed to a replica that has not heard of a new method yet still works).
-import { createRefresher, type Bus } from '@selfstack/bus';
+import { createRefresher, followChannel, type Bus } from '@selfstack/bus';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
 import type { Storage } from '../barrier/storage.types';
@@ -175,16 +175,11 @@ export function createAuthMountService(deps: { storage: Storage; bus: Bus; table
       if (id === loads) install(parseTable(raw));
     },
     clear: () => install([]),
-    async start() {
+    start() {
       const reload = (): void => {
         void service.load().catch(() => undefined);
       };
-      const off = await bus.subscribe(CHANNEL, reload);
-      const offReconnect = bus.onReconnect(reload);
-      return () => {
-        off();
-        offReconnect();
-      };
+      return followChannel(bus, CHANNEL, reload, reload);
     },
   };
   const refresher = createRefresher(() => service.load());

@@ -5,7 +5,7 @@
 // just enabled re-reads the table before it answers "no such mount" (`resolve`, `lookup`),
 // so a client that enables a mount and writes to it through a load balancer never sees a
 // 404 for a mount that exists.
-import { createRefresher, type Bus } from '@selfstack/bus';
+import { createRefresher, followChannel, type Bus } from '@selfstack/bus';
 import { AppError } from '@selfstack/errors';
 import { badRequest } from '../../core/errors';
 import { base62, uuid } from '../../core/random';
@@ -254,16 +254,11 @@ export function createMountService(deps: { storage: Storage; bus: Bus; now: () =
       }
     },
     clear: () => install([]),
-    async start() {
+    start() {
       const reload = (): void => {
         void service.load().catch(() => undefined);
       };
-      const off = await bus.subscribe(CHANNEL, reload);
-      const offReconnect = bus.onReconnect(reload);
-      return () => {
-        off();
-        offReconnect();
-      };
+      return followChannel(bus, CHANNEL, reload, reload);
     },
   };
   const refresher = createRefresher(() => service.load());

@@ -1,7 +1,7 @@
 // ACL policies (issue 3, item 4; reference §4.8, §6). Documents are stored behind the
 // barrier at `sys/policy/<name>`; parsed documents and compiled ACLs are cached in memory
 // and invalidated across replicas through the bus.
-import type { Bus } from '@selfstack/bus';
+import { followChannel, type Bus } from '@selfstack/bus';
 import { badRequest } from '../../core/errors';
 import type { Storage, StorageTx } from '../barrier/storage.types';
 import { compileAcl, ROOT_ACL, type Acl, type PolicyDocument } from './acl';
@@ -120,13 +120,6 @@ export function createPolicyService(deps: { storage: Storage; bus: Bus; prefix?:
       return policies.includes('root') ? ROOT_ACL : acls.get(policies.join('\n'));
     },
     clearCache: () => drop(null),
-    async start() {
-      const off = await bus.subscribe(CHANNEL, (name) => drop(name));
-      const offReconnect = bus.onReconnect(() => drop(null));
-      return () => {
-        off();
-        offReconnect();
-      };
-    },
+    start: () => followChannel(bus, CHANNEL, (name) => drop(name), () => drop(null)),
   };
 }
