@@ -23,10 +23,15 @@ export type ChildMessage = { log: string } | { figures: Figures; baseline?: Figu
 
 const CHILD = join(__dirname, 'run-one.ts');
 
-/** node flags for the child: the parent's, plus the TypeScript loader when it has none (jest). */
+/**
+ * node flags for the child: the parent's, plus the TypeScript loader when it has none (jest),
+ * plus BENCH_CHILD_NODE_ARGS (space-separated; e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to
+ * profile the measured process, which NODE_OPTIONS does not allow).
+ */
 function childExecArgv(): string[] {
   const inherited = process.execArgv.filter((a) => !a.startsWith('--inspect'));
-  return inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx'];
+  const extra = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  return [...(inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx']), ...extra];
 }
 
 export function runIsolated(run: IsolatedRun, log: (message: string) => void): Promise<Figures> {

@@ -20,6 +20,8 @@
 //   BENCH_WARMUP=1s        unrecorded load before each HTTP measurement (0: none)
 //   BENCH_ISOLATE=1        each measurement in a process of its own (bench/isolate.ts);
 //                          0: all in this process, one after another
+//   BENCH_CHILD_NODE_ARGS  extra node flags for those processes, e.g.
+//                          `--cpu-prof --cpu-prof-dir=/tmp/p` (a profile per measurement)
 //   DATABASE_URL           PostgreSQL for the point-read baseline and scenarios
 //                          (default postgresql://postgres@127.0.0.1:5432/postgres)
 //

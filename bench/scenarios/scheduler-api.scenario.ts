@@ -35,6 +35,7 @@ import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
+import { createReadPool } from '../../services/scheduler/src/shared/point-reads.store';
 import { composeScheduler } from '../../services/scheduler/src/compose';
 import { idleGcOptions, loadSchedulerEnv } from '../../services/scheduler/src/config';
 import type { Db } from '../../services/scheduler/src/shared/common.types';
@@ -118,9 +119,10 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
     ctx.log(`scheduler: wake-ups through ${redisUrl ? 'Redis' : 'the in-memory bus'}`);
     const state = createStateStore<Db>({ prisma, bus, logger });
     await state.ready();
+    const readPool = createReadPool(url);
     const app = buildApp(
       composeScheduler(
-        { prisma, state, logger },
+        { prisma, state, logger, readPool },
         { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
       ),
     );
@@ -138,6 +140,7 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
         await listener.close({ drainTimeoutMs: 100 });
         await state.close();
         await b.close();
+        await readPool.end();
         await prisma.$disconnect();
         await db.drop();
       },

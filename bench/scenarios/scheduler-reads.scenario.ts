@@ -16,6 +16,7 @@ import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
+import { createReadPool } from '../../services/scheduler/src/shared/point-reads.store';
 import { composeScheduler } from '../../services/scheduler/src/compose';
 import { createEngine } from '../../services/scheduler/src/engine/engine';
 import type { Db } from '../../services/scheduler/src/shared/common.types';
@@ -45,9 +46,11 @@ async function startScheduler(ctx: ScenarioContext): Promise<Started> {
   const redisUrl = process.env['REDIS_URL'];
   const bus: Bus = redisUrl ? createRedisBus({ url: redisUrl, prefix: `bench:${db.name}:`, logger }) : createMemoryBus();
   const state = createStateStore<Db>({ prisma, bus, logger });
+  const readPool = createReadPool(db.url);
   const cleanup = async () => {
     await state.close();
     await bus.close();
+    await readPool.end();
     await prisma.$disconnect();
     await db.drop();
   };
@@ -55,7 +58,7 @@ async function startScheduler(ctx: ScenarioContext): Promise<Started> {
     await state.ready();
     const app = buildApp(
       composeScheduler(
-        { prisma, state, logger },
+        { prisma, state, logger, readPool },
         { region: 'global', datacenter: 'dc1', nodeName: 'bench', advertiseAddr: '127.0.0.1:4646', aclEnabled: false, nodeSecret: '', peers: {}, version: '2.0.6' },
       ),
     );

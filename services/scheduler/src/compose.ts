@@ -4,6 +4,7 @@
 import type { PrismaClient } from '@selfstack/db';
 import type { Logger } from '@selfstack/logger';
 import type { StateStore } from '@selfstack/state';
+import type { Pool } from 'pg';
 import { createEngineServices, type EngineServices } from './engine/engine-services';
 import { createAclService, type AclService } from './features/acl/acl.service';
 import { createAclStore } from './features/acl/acl.store';
@@ -22,6 +23,7 @@ import { createNamespaceStore } from './features/namespaces/namespaces.store';
 import { createNodeService, type HeartbeatSettings, type NodeService } from './features/nodes/nodes.service';
 import { createNodeStore } from './features/nodes/nodes.store';
 import { systemClock, type Clock, type Db } from './shared/common.types';
+import { createPointReads } from './shared/point-reads.store';
 
 export interface SchedulerConfig {
   region: string;
@@ -45,6 +47,8 @@ export interface SchedulerClients {
   prisma: PrismaClient;
   state: StateStore<Db>;
   logger: Logger;
+  /** node-postgres pool for the hot reads (shared/point-reads.store.ts createReadPool); the caller closes it. */
+  readPool: Pool;
 }
 
 export interface SchedulerServices {
@@ -82,7 +86,7 @@ export interface ComposeOptions {
 export function composeScheduler(clients: SchedulerClients, config: SchedulerConfig, options: ComposeOptions = {}): SchedulerAppDeps {
   const { prisma, state } = clients;
   const clock = options.clock ?? systemClock;
-  const s = { prisma, state };
+  const s = { prisma, state, reads: createPointReads(clients.readPool) };
   const jobStore = createJobStore();
   const evalStore = createEvaluationStore();
   const allocStore = createAllocationStore();

@@ -17,6 +17,7 @@ import { createAllocationStore } from './features/allocations/allocations.store'
 import { createNodeLifecycle } from './features/nodes/node-lifecycle';
 import { createNodeStore } from './features/nodes/nodes.store';
 import { systemClock, type Db } from './shared/common.types';
+import { createReadPool } from './shared/point-reads.store';
 
 void runService({
   name: 'scheduler',
@@ -24,6 +25,8 @@ void runService({
   settings: (env) => ({ logLevel: env.LOG_LEVEL, databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL, workers: resolveWorkerCount(env.SCHEDULER_WORKERS) }),
   async start({ config: env, logger, databaseUrl, bus, onShutdown, beforeDrain }) {
     const prisma = createPrismaClient({ url: databaseUrl, logger });
+    // The hot reads' prepared statements (shared/point-reads.store.ts).
+    const readPool = createReadPool(databaseUrl, { onIdleError: (err) => logger.warn('read pool: idle connection ended', { error: err.message }) });
     const processBus = bus('scheduler:', 'REDIS_URL is unset: blocking queries are woken in memory (one process only)');
     const state = createStateStore<Db>({ prisma, bus: processBus, logger });
     await state.ready();
@@ -42,7 +45,7 @@ void runService({
     if (engine) onShutdown('engine', () => engine.stop());
 
     const deps = composeScheduler(
-      { prisma, state, logger },
+      { prisma, state, logger, readPool },
       {
         region: env.SCHEDULER_REGION,
         datacenter: env.SCHEDULER_DATACENTER,
@@ -73,6 +76,7 @@ void runService({
     onShutdown('node lifecycle', () => lifecycle.stop());
     // Closed in this order at shutdown: the timers above first, then their clients.
     onShutdown('state', () => state.close());
+    onShutdown('read pool', () => readPool.end());
     onShutdown('prisma', () => prisma.$disconnect());
     await engine?.start();
     const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);

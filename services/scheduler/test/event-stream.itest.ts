@@ -195,7 +195,7 @@ describe('event stream (ACLs off)', () => {
   it('ends open streams with an error line when the server starts shutting down', async () => {
     const stopping = new AbortController();
     const logger = createLogger({ service: 'scheduler-test', silent: true });
-    const app: Express = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, eventStream: SETTINGS }, { stopping: stopping.signal }));
+    const app: Express = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, eventStream: SETTINGS }, { stopping: stopping.signal }));
     const s = await startTestListener(app);
     try {
       const c = await openStream(s.url, '/v1/event/stream?topic=Job');

@@ -11,6 +11,8 @@ import { createTestDatabase, deleteRedisKeys, testRedisPrefix, testRedisUrl, typ
 import { buildApp } from '../src/app';
 import { composeScheduler, type SchedulerConfig } from '../src/compose';
 import type { Db, JsonObject } from '../src/shared/common.types';
+import { createReadPool } from '../src/shared/point-reads.store';
+import type { Pool } from 'pg';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
 import type { Allocation } from '../src/features/allocations/allocations.types';
 import { createDeploymentStore } from '../src/features/deployments/deployments.store';
@@ -22,6 +24,8 @@ export interface Harness {
   /** Starts a scheduling engine (broker + timers) over this harness's database and bus. */
   startEngine(options?: Partial<Omit<EngineOptions, 'prisma' | 'state' | 'bus' | 'logger' | 'databaseUrl'>>): Promise<Engine>;
   prisma: PrismaClient;
+  /** The node-postgres pool of the point reads (composeScheduler's readPool). */
+  readPool: Pool;
   state: StateStore<Db>;
   bus: Bus;
   db: TestDatabase;
@@ -51,7 +55,8 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
   const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
   const state = createStateStore<Db>({ prisma, bus, logger });
   await state.ready();
-  const appWith = (c: Partial<SchedulerConfig>) => buildApp(composeScheduler({ prisma, state, logger }, { ...BASE_CONFIG, ...config, ...c }));
+  const readPool = createReadPool(db.url, { max: 4 });
+  const appWith = (c: Partial<SchedulerConfig>) => buildApp(composeScheduler({ prisma, state, logger, readPool }, { ...BASE_CONFIG, ...config, ...c }));
   const engines: Engine[] = [];
   return {
     app: appWith({}),
@@ -62,6 +67,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       return engine;
     },
     prisma,
+    readPool,
     state,
     bus,
     db,
@@ -71,11 +77,13 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       const bus2 = createRedisBus({ url: testRedisUrl(), prefix, logger });
       const state2 = createStateStore<Db>({ prisma: prisma2, bus: bus2, logger });
       await state2.ready();
+      const readPool2 = createReadPool(db.url, { max: 4 });
       return {
-        app: buildApp(composeScheduler({ prisma: prisma2, state: state2, logger }, { ...BASE_CONFIG, ...config })),
+        app: buildApp(composeScheduler({ prisma: prisma2, state: state2, logger, readPool: readPool2 }, { ...BASE_CONFIG, ...config })),
         async close() {
           await state2.close();
           await bus2.close();
+          await readPool2.end();
           await prisma2.$disconnect();
         },
       };
@@ -84,6 +92,7 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
       await Promise.all(engines.map((e) => e.stop()));
       await state.close();
       await bus.close();
+      await readPool.end();
       await prisma.$disconnect();
       await deleteRedisKeys(prefix).catch(() => 0);
       await db.drop();

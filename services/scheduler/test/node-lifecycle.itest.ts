@@ -47,7 +47,7 @@ function lifecycle(d: SchedulerAppDeps, options: { failoverMs?: number; interval
 
 beforeAll(async () => {
   h = await startHarness();
-  deps = composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, heartbeat: HB }, { clock });
+  deps = composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, heartbeat: HB }, { clock });
   app = buildApp(deps);
   sweeper = lifecycle(deps);
   await h.startEngine();
@@ -186,7 +186,7 @@ describe('heartbeats', () => {
     const n = await registerReadyNode(app);
     advance(20_000);
     // A "restarted" server: new services over the same database, its sweeper just started.
-    const restarted = composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, heartbeat: HB }, { clock });
+    const restarted = composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, heartbeat: HB }, { clock });
     const fresh = lifecycle(restarted, { failoverMs: 30_000 });
     expect((await fresh.sweepNow()).down).not.toContain(n.id);
     expect((await node(n.id))['Status']).toBe('ready');
@@ -199,7 +199,7 @@ describe('heartbeats', () => {
   });
 
   it('the sweeper runs on its own timer', async () => {
-    const quick = composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, heartbeat: { minTtlMs: 100, maxPerSecond: 50, graceMs: 100 } });
+    const quick = composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, heartbeat: { minTtlMs: 100, maxPerSecond: 50, graceMs: 100 } });
     const quickApp = buildApp(quick);
     const timed = createNodeLifecycle(
       { db: h.prisma, nodes: quick.services.nodes, nodeStore: createNodeStore(), allocStore: createAllocationStore(), clock: { nowMs: () => Date.now() }, logger, intervalMs: 50, failoverMs: 0 },
@@ -320,7 +320,7 @@ describe('who may write for a node', () => {
     expect(lastEvent(renamed)).toMatchObject({ Message: 'Node re-registered', Subsystem: 'Cluster' });
     // With ACLs on, the node (no token, its SecretID in the body) hears what is wrong with its
     // body; a stranger only that it may not.
-    const aclApp = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger }, { ...BASE_CONFIG, aclEnabled: true, heartbeat: HB }, { clock }));
+    const aclApp = buildApp(composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, aclEnabled: true, heartbeat: HB }, { clock }));
     const send = (secret: string, extra: JsonObject) => request(aclApp).put('/v1/internal/node/register').send({ Node: { ID: a.id, SecretID: secret, ...extra } });
     expectPlain(await send(a.secret, { Status: 'asleep' }), 400, 'invalid status for node: "asleep"');
     expectPlain(await send(randomUUID(), { Status: 'asleep' }), 403, 'Permission denied');

@@ -33,6 +33,7 @@ export function createEngineServices(deps: EngineServicesDeps) {
   const clientUpdates = createClientUpdatesService({
     prisma: deps.prisma,
     state: deps.state,
+    reads: deps.reads,
     nodeStore,
     allocStore,
     evalStore,
@@ -46,6 +47,7 @@ export function createEngineServices(deps: EngineServicesDeps) {
   const jobOperations = createJobOperationsService({
     prisma: deps.prisma,
     state: deps.state,
+    reads: deps.reads,
     jobStore,
     evalStore,
     allocStore,

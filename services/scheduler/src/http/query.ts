@@ -97,5 +97,7 @@ export function listQuery(ctx: { query: ListValues; req: { headers: Headers } })
 export function readOptions(ctx: { query: { wait?: string | undefined; index: number }; signal: AbortSignal }): ReadOptions {
   const wait = ctx.query.wait;
   const waitMs = wait === undefined ? DEFAULT_WAIT_MS : Math.min(parseDuration(wait, { bareSeconds: false }), MAX_WAIT_MS);
-  return { minIndex: ctx.query.index, waitMs, signal: ctx.signal };
+  // The signal only matters to a read that may wait (index > 0); it is created on first
+  // use (an AbortController and a close hook per request), so other reads never touch it.
+  return ctx.query.index > 0 ? { minIndex: ctx.query.index, waitMs, signal: ctx.signal } : { minIndex: ctx.query.index, waitMs };
 }

@@ -1,21 +1,26 @@
 import type { PrismaClient } from '@selfstack/db';
 import type { StateStore } from '@selfstack/state';
 import type { Db } from './common.types';
-import { blockingRead, DerivedCache, type SchedulerState } from './blocking-read';
+import { blockingPointRead, blockingRead, DerivedCache, type SchedulerState } from './blocking-read';
+import type { PointReads } from './point-reads.store';
 
-// A state store whose blocking queries answer at once and whose index is settable: enough
-// to see how many index reads and loads concurrent readers cause.
-function fakeState(): SchedulerState & { index: number; indexReads: number } {
+// A state store whose blocking queries answer at once (as woken by a write at `hint`, when
+// set) and whose index is settable: enough to see how many index reads and loads
+// concurrent readers cause.
+function fakeState(): SchedulerState & { index: number; indexReads: number; hint: number | null } {
   const s = {
     index: 7,
     indexReads: 0,
+    hint: null as number | null,
     prisma: {} as PrismaClient,
-    state: {
-      currentIndex: async () => {
+    reads: {
+      index: async () => {
         s.indexReads++;
         return s.index;
       },
-      blockingQuery: (_opts: unknown, run: () => Promise<unknown>) => run(),
+    } as unknown as PointReads,
+    state: {
+      blockingQuery: (_opts: unknown, run: (hint: { index: number } | null) => Promise<unknown>) => run(s.hint === null ? null : { index: s.hint }),
     } as unknown as StateStore<Db>,
   };
   return s;
@@ -64,6 +69,29 @@ describe('blockingRead', () => {
     };
     await expect(blockingRead(s, ['jobs'], opts, load, 'k')).rejects.toThrow('boom');
     await expect(blockingRead(s, ['jobs'], opts, load, 'k')).resolves.toEqual({ index: 7, value: 'ok' });
+  });
+});
+
+describe('blockingPointRead', () => {
+  it('reads once per caller when not woken, and once per (question, wake-up index) for woken readers', async () => {
+    const s = fakeState();
+    let reads = 0;
+    const read = async () => ({ index: s.index, value: ++reads });
+    const cold = await Promise.all(Array.from({ length: 5 }, () => blockingPointRead(s, ['jobs'], opts, read, 'job:a')));
+    expect(reads).toBe(5);
+    expect(cold.map((r) => r.index)).toEqual([7, 7, 7, 7, 7]);
+    expect(s.indexReads).toBe(0); // the index comes with the row
+
+    s.hint = 9;
+    s.index = 9;
+    const woken = await Promise.all([
+      ...Array.from({ length: 20 }, () => blockingPointRead(s, ['jobs'], opts, read, 'job:a')),
+      blockingPointRead(s, ['jobs'], opts, read, 'job:b'),
+      blockingPointRead(s, ['job_summary'], opts, read, 'job:a'),
+    ]);
+    expect(reads).toBe(8);
+    expect(new Set(woken.slice(0, 20).map((r) => r.value)).size).toBe(1);
+    expect(woken.every((r) => r.index === 9)).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@ import { NotFoundError } from '@selfstack/errors';
 import type { Acl } from '../acl/acl-policy';
 import { denied } from '../acl/acl.service';
 import { nowNanos, TABLES, type Clock, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
-import { blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
+import { blockingPointRead, blockingRead, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
 import type { EvaluationStore } from '../evaluations/evaluations.store';
 import type { Paged } from '../jobs/jobs.service';
@@ -39,7 +39,8 @@ export function createAllocationService(deps: AllocationServiceDeps) {
     },
 
     async get(id: string, acl: Acl, opts: ReadOptions): Promise<Indexed<Allocation>> {
-      const r = await blockingRead(deps, [TABLES.allocs], opts, (db) => allocStore.get(db, id), shareKey('alloc', id));
+      const tables = [TABLES.allocs];
+      const r = await blockingPointRead(deps, tables, opts, () => deps.reads.allocation(id, tables), shareKey('alloc', id));
       if (!r.value) throw new NotFoundError('alloc not found');
       if (!acl.allowNamespaceOperation(r.value.Namespace, 'read-job')) throw denied();
       return { index: r.index, value: r.value };

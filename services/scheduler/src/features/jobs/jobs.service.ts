@@ -6,7 +6,7 @@ import { denied } from '../acl/acl.service';
 import type { AllocationStore } from '../allocations/allocations.store';
 import { allocStub, isTerminalAlloc, type Allocation } from '../allocations/allocations.types';
 import { nowNanos, TABLES, type Clock, type Db, type Indexed, type JsonObject, type ReadOptions } from '../../shared/common.types';
-import { blockingRead, DerivedCache, IndexedSnapshot, shareKey, type SchedulerState } from '../../shared/blocking-read';
+import { blockingPointRead, blockingRead, DerivedCache, IndexedSnapshot, shareKey, type SchedulerState } from '../../shared/blocking-read';
 import type { DeploymentStore } from '../deployments/deployments.store';
 import { isActiveDeployment, type Deployment } from '../deployments/deployments.types';
 import { evalEvent, newEvaluation } from '../evaluations/eval-factory';
@@ -84,7 +84,7 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   async function readJob(namespace: string, id: string, tables: readonly string[], opts: ReadOptions): Promise<Indexed<JobRecord | null>> {
-    return blockingRead(deps, tables, opts, (db) => jobStore.get(db, namespace, id), shareKey('job', namespace, id));
+    return blockingPointRead(deps, tables, opts, () => deps.reads.job(namespace, id, tables), shareKey('job', namespace, id));
   }
 
   return {

@@ -4,8 +4,8 @@
 // trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`; under
 // load the `applyIf` of concurrent writes share one statement, apply-batcher.ts). The
 // entry store implements the storage contract (storage.types.ts) over opaque bytes.
-import type { PrismaClient } from '@selfstack/db';
-import { Pool, Query, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
+import { createPgPool, namedQuery, type PrismaClient } from '@selfstack/db';
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from './barrier.types';
 import {
   assertDisjointPaths,
@@ -231,21 +231,6 @@ export function binaryArray(items: readonly unknown[], elementOid: number): Buff
   return buf;
 }
 
-/**
- * A named (prepared) statement for node-postgres, handed to it as a ready Query: given a
- * config object, `client.query` copies it first through property descriptors, which cost
- * the grouped write ~20 µs per statement under load on the bench box (docs/secrets.md,
- * "Fifteenth round").
- */
-class NamedQuery extends Query {
-  constructor(name: string, text: string, values: unknown[]) {
-    super(text, values);
-    // Query's own field (what it prepares under), not in @types/pg; a test checks that the
-    // statements are prepared under these names (kv-concurrency.itest.ts).
-    (this as unknown as { name: string }).name = name;
-  }
-}
-
 /** The node-postgres pool, or one of its clients (a transaction), as a Queryable. */
 function pgQueryable(db: Pool | PoolClient): Queryable {
   return {
@@ -257,12 +242,7 @@ function pgQueryable(db: Pool | PoolClient): Queryable {
         const oid = types.get(i + 1);
         return oid === undefined ? arrayLiteral(v) : binaryArray(v, oid);
       });
-      // With a callback either way: the pool answers a ready Query with a promise, a
-      // client with the Query itself.
-      return new Promise((resolve, reject) => {
-        const query = new NamedQuery(`secrets_${name}`, SQL[name], params);
-        (db.query as (q: NamedQuery, cb: (err: Error | undefined, r: QueryResult<R>) => void) => unknown).call(db, query, (err, r) => (err ? reject(err) : resolve(r)));
-      });
+      return namedQuery<R>(db, `secrets_${name}`, SQL[name], params);
     },
   };
 }
@@ -386,13 +366,14 @@ export function entryPoolConnection(url: string): { connectionString: string; op
  * next query opens a new connection.
  */
 export function createEntryPool(options: EntryPoolOptions): Pool {
-  const pool = new Pool({
-    ...entryPoolConnection(options.url),
+  const c = entryPoolConnection(options.url);
+  return createPgPool({
+    url: c.connectionString,
+    ...(c.options !== undefined ? { options: c.options } : {}),
     ...(options.max !== undefined ? { max: options.max } : {}),
-    application_name: options.applicationName ?? 'selfstack-secrets',
+    applicationName: options.applicationName ?? 'selfstack-secrets',
+    ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}),
   });
-  pool.on('error', (err: Error) => options.onIdleError?.(err));
-  return pool;
 }
 
 /** The parameters of the `applyMany` statement for `items` (exported for the plan test). */
