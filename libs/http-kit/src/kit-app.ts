@@ -3,7 +3,7 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import helmet, { type HelmetOptions } from 'helmet';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { MethodNotAllowedError, NotFoundError, errorMiddleware, type ErrorFlavour } from '@selfstack/errors';
-import type { Logger } from '@selfstack/logger';
+import { writeInfoRecord, type Logger } from '@selfstack/logger';
 import { jsonBody } from './body';
 import { DEFAULT_MAX_BODY_DEPTH } from './json-policy';
 import { DEFAULT_MAX_REQUEST_BYTES, KIT_SETTINGS_KEY, type KitSettings } from './kit-settings';
@@ -212,7 +212,7 @@ export function createKitApp(options: KitAppOptions, register: (app: Express, ki
       // above pays nothing per request for it).
       if (requestLog && logger.isInfoEnabled()) {
         const length = res.getHeader('content-length');
-        logger.info('request', {
+        writeInfoRecord(logger, 'request', {
           method: req.method,
           route,
           status,

@@ -235,10 +235,10 @@ describe('createKitApp', () => {
     expect(info).not.toHaveBeenCalled();
     expect(lines.find((l) => l.request_id === 'quiet-1')).toBeUndefined();
     // Back at info, the same request is logged.
+    // (written by writeInfoRecord straight to the logger's line batch, not through logger.info)
     logger.level = 'info';
     await request(app).get('/v1/secret/data/x').set('X-Request-Id', 'loud-1');
     await flush();
-    expect(info).toHaveBeenCalledTimes(1);
     expect(lines.find((l) => l.request_id === 'loud-1')).toMatchObject({ message: 'request', status: 200 });
   });
 

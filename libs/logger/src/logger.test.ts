@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import winston from 'winston';
-import { REDACTED, createLogger, redact } from './index';
+import { REDACTED, createLogger, redact, writeInfoRecord } from './index';
 
 describe('redact', () => {
   it('redacts sensitive keys case-insensitively at any depth, arrays included', () => {
@@ -148,5 +148,45 @@ describe('createLogger', () => {
     expect(writes[1]!.trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([4, 5]);
     await batchEnd();
     expect(writes).toHaveLength(2);
+  });
+
+  it('writeInfoRecord writes the line logger.info writes (same keys and values), in the same batch and order', async () => {
+    const { logger, chunks } = capture();
+    const fields = { method: 'GET', route: '/v1/x', status: 200, duration_ms: 1.5, request_id: 'r"1', bytes: null, aborted: true };
+    logger.info('request', { ...fields });
+    writeInfoRecord(logger, 'request', fields);
+    logger.warn('after');
+    await new Promise((r) => setImmediate(r));
+    const lines = chunks.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toEqual(lines[0]);
+    expect(lines[1]).toEqual({ service: 'secrets', level: 'info', message: 'request', timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/), ...fields });
+    expect(lines[2]).toMatchObject({ message: 'after' });
+  });
+
+  it('writeInfoRecord honours level and silent, and takes winston\'s path once the logger has another transport', async () => {
+    const { logger, chunks } = capture();
+    logger.level = 'warn';
+    writeInfoRecord(logger, 'request', { n: 1 });
+    logger.level = 'info';
+    logger.silent = true;
+    writeInfoRecord(logger, 'request', { n: 2 });
+    logger.silent = false;
+    await new Promise((r) => setImmediate(r));
+    expect(chunks).toEqual([]);
+    const extra = new PassThrough();
+    const extraChunks: string[] = [];
+    extra.on('data', (d: Buffer) => extraChunks.push(d.toString()));
+    logger.add(new winston.transports.Stream({ stream: extra }));
+    writeInfoRecord(logger, 'request', { n: 3 });
+    await new Promise((r) => setImmediate(r));
+    expect(JSON.parse(chunks.join(''))).toMatchObject({ message: 'request', n: 3 });
+    expect(JSON.parse(extraChunks.join(''))).toMatchObject({ message: 'request', n: 3 });
+    // Not a createLogger logger: winston's own path.
+    const plainChunks: string[] = [];
+    const plain = winston.createLogger({ transports: [new winston.transports.Stream({ stream: new PassThrough().on('data', (d: Buffer) => plainChunks.push(d.toString())) })], format: winston.format.json() });
+    writeInfoRecord(plain, 'request', { n: 4 });
+    await new Promise((r) => setImmediate(r));
+    expect(JSON.parse(plainChunks.join(''))).toMatchObject({ message: 'request', n: 4 });
   });
 });

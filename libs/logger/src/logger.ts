@@ -103,9 +103,28 @@ function jsonLine(info: winston.Logform.TransformableInfo): winston.Logform.Tran
 function installFastPath(logger: Logger, transport: winston.transport, destination: NodeJS.WritableStream, batchMs: number): void {
   const lines = createLineBatch(destination, batchMs);
   const slowWrite = logger.write.bind(logger);
+  const ownTransportOnly = () => logger.transports.length === 1 && logger.transports[0] === transport && !transport.format && !transport.level && !transport.silent;
+  recordWriters.set(logger, (message, fields) => {
+    if (!ownTransportOnly()) return false;
+    if (logger.silent) return true;
+    const wanted = logger.levels['info'];
+    const threshold = logger.levels[logger.level];
+    if (wanted === undefined || threshold === undefined || wanted > threshold) return true;
+    // The line winston's path writes for logger.info(message, fields): defaultMeta, the
+    // fields, level and message, then the timestamp (no key of `fields` is redacted:
+    // callers pass only fields that carry no secret, see writeInfoRecord).
+    // Written key by key: an object built by spreading two others and then stringified cost
+    // ~8 µs per line on the bench box, this ~1 µs.
+    const meta = (logger.defaultMeta ?? {}) as Record<string, unknown>;
+    let text = '{';
+    for (const key in meta) if (!(key in fields) && !RESERVED_KEYS.has(key)) text = withMember(text, key, meta[key]);
+    for (const key in fields) if (!RESERVED_KEYS.has(key)) text = withMember(text, key, fields[key]);
+    lines.push(`${text}${text.length > 1 ? ',' : ''}"level":"info","message":${JSON.stringify(message)},"timestamp":"${isoNow()}"}\n`);
+    return true;
+  });
   const fastWrite = (chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean => {
     const info = chunk as Info;
-    if (logger.transports.length !== 1 || logger.transports[0] !== transport || transport.format || transport.level || transport.silent) {
+    if (!ownTransportOnly()) {
       lines.flush();
       return (slowWrite as (c: unknown, e?: unknown, f?: unknown) => boolean)(chunk, encodingOrCb, cb);
     }
@@ -131,6 +150,31 @@ function installFastPath(logger: Logger, transport: winston.transport, destinati
 }
 
 const ERROR_LEVEL = 0;
+
+/** `text` (an open JSON object) with one more member. */
+function withMember(text: string, key: string, value: unknown): string {
+  return `${text}${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(value) ?? 'null'}`;
+}
+
+/** Keys a record's line sets itself (winston's info object has them last). */
+const RESERVED_KEYS = new Set(['level', 'message', 'timestamp']);
+
+type RecordWriter = (message: string, fields: Readonly<Record<string, string | number | boolean | null>>) => boolean;
+const recordWriters = new WeakMap<Logger, RecordWriter>();
+
+/**
+ * logger.info(message, fields) for a record written on every request (the request log):
+ * the same JSON line, built directly (one object, one JSON.stringify) instead of through
+ * winston's logger, its info object and its format pipeline, which cost the request line
+ * several times as much. `fields` are flat JSON values whose keys carry no secret (they
+ * are not passed through redaction: name none of them like a secret). A logger not made by
+ * createLogger, or reconfigured since (another transport), takes winston's path.
+ */
+export function writeInfoRecord(logger: Logger, message: string, fields: Readonly<Record<string, string | number | boolean | null>>): void {
+  const write = recordWriters.get(logger);
+  if (write && write(message, fields)) return;
+  logger.info(message, { ...fields });
+}
 
 /** Lines written together (createLineBatch). */
 export interface LineBatch {
