@@ -3,6 +3,8 @@
 // event streams, prints READY once every stream has its first heartbeat, then records,
 // for every frame delivered to every stream, now - the sending time the writer put in the
 // job's Meta (both clocks are this machine's wall clock, with sub-millisecond precision).
+// It also records the fan-out spread: for every frame, its arrival on each stream minus
+// its first arrival on any stream (the stream's own cost, without the write before it).
 // On a line `report` on stdin it prints one JSON line of figures and exits.
 //
 // Lean on purpose (500 streams share one core with the server's): a line is not parsed
@@ -23,6 +25,9 @@ if (!url || !Number.isInteger(count) || count <= 0) {
 }
 const wallMs = (): number => performance.timeOrigin + performance.now();
 const latencies: number[] = [];
+const spreads: number[] = [];
+// Index -> first arrival (wall ms) of that frame on any stream.
+const firstSeen = new Map<number, number>();
 // Frames carrying a job registration (timed), frames of any kind, lines not understood.
 let frames = 0;
 let allFrames = 0;
@@ -57,6 +62,9 @@ for (let i = 0; i < count; i++) {
           const index = Number.parseInt(text.slice(start + INDEX.length, start + INDEX.length + 20), 10);
           if (!(index > last)) outOfOrder++;
           last = index;
+          const first = firstSeen.get(index);
+          if (first === undefined) firstSeen.set(index, now);
+          spreads.push(first === undefined ? 0 : now - first);
           const s = text.indexOf(SENT, start);
           if (s !== -1 && s < nl) {
             const from = s + SENT.length;
@@ -80,8 +88,14 @@ for (let i = 0; i < count; i++) {
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() !== 'report') return;
-  const sorted = Float64Array.from(latencies).sort();
-  const at = (p: number) => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number));
-  process.stdout.write(`${JSON.stringify({ streams: count, ready, frames, allFrames, heartbeats, errors, outOfOrder, p50: at(50), p99: at(99), max: at(100) })}\n`);
+  const pct = (values: number[]) => {
+    const sorted = Float64Array.from(values).sort();
+    return (p: number) => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number));
+  };
+  const at = pct(latencies);
+  const spread = pct(spreads);
+  process.stdout.write(
+    `${JSON.stringify({ streams: count, ready, frames, allFrames, heartbeats, errors, outOfOrder, p50: at(50), p99: at(99), max: at(100), spreadP50: spread(50), spreadP99: spread(99) })}\n`,
+  );
   process.exit(0);
 });

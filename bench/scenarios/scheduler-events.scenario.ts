@@ -10,7 +10,8 @@
 //
 // Reported at teardown: delivery latency per frame per subscriber (p50/p99/max, from the
 // write being sent to the frame being parsed by the subscriber, so it includes the write
-// itself), frames delivered against frames expected, the write rate reached, the CPU used
+// itself; and the spread after the frame's first arrival on any stream, which leaves the
+// write out), frames delivered against frames expected, the write rate reached, the CPU used
 // by the server and by the subscribers' process (% of one core), and the server's memory
 // sampled every 500 ms: resident set (first, middle, last, max and the slope of a
 // least-squares line, MiB per minute) and V8 heap used right after the latest full GC
@@ -155,6 +156,8 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const cpuStart = { at: performance.now(), server: cpuMs(server.pid as number), load: cpuMs(load.pid as number) };
   let writes = 0;
   let late = 0;
+  // Sent -> answered, per registration (ms).
+  const writeMs: number[] = [];
   let next: number | undefined;
   let firstSlot = 0;
   const jobIds = 50;
@@ -181,6 +184,7 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
         });
         if (res.status !== 200) throw new Error(`register: ${res.status} ${await res.text()}`);
         await res.arrayBuffer();
+        writeMs.push(performance.timeOrigin + performance.now() - Number(sent));
       },
     },
     async teardown() {
@@ -193,17 +197,22 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
       await new Promise((r) => setTimeout(r, 500));
       const line = waitForLine(load as ChildProcess, /^\{/, 30_000, 'the subscribers report');
       load?.stdin?.write('report\n');
-      const r = JSON.parse(await line) as { frames: number; allFrames: number; errors: number; outOfOrder: number; p50: number; p99: number; max: number };
+      const r = JSON.parse(await line) as { frames: number; allFrames: number; errors: number; outOfOrder: number; p50: number; p99: number; max: number; spreadP50: number; spreadP99: number };
       const expected = writes * subscribers;
       const mem = memory.map(([, v]) => v);
       const heapMiB = heap.map(([, v]) => v);
       const mid = <T>(a: readonly T[]): T | undefined => a[Math.floor(a.length / 2)];
+      const sortedWrites = [...writeMs].sort((a, b) => a - b);
+      const writeAt = (p: number) => sortedWrites[Math.min(sortedWrites.length - 1, Math.floor((p / 100) * sortedWrites.length))] ?? NaN;
       ctx.log(
-        `scheduler-event-stream: delivery p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms; ` +
+        `scheduler-event-stream: delivery p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms ` +
+          `(fan-out spread after the first stream p50 ${r.spreadP50.toFixed(1)} ms, p99 ${r.spreadP99.toFixed(1)} ms); ` +
           `${r.frames} of ${expected} registration frames delivered (${((100 * r.frames) / Math.max(1, expected)).toFixed(2)} %), ${r.allFrames} frames in all, ` +
           `${r.outOfOrder} out of order, ${r.errors} errors; ` +
-          `${writes} writes, ${(writes / Math.max(1e-9, writeSeconds)).toFixed(1)} registrations/s (${(2 * writes / Math.max(1e-9, writeSeconds)).toFixed(0)} events/s), ${late} started late; ` +
-          `CPU server ${pct(cpuEnd.server - cpuStart.server)}, subscribers ${pct(cpuEnd.load - cpuStart.load)} of a core`,
+          `${writes} writes, ${(writes / Math.max(1e-9, writeSeconds)).toFixed(1)} registrations/s (${(2 * writes / Math.max(1e-9, writeSeconds)).toFixed(0)} events/s), ${late} started late, ` +
+          `registration answered p50 ${writeAt(50).toFixed(1)} ms, p99 ${writeAt(99).toFixed(1)} ms; ` +
+          `CPU server ${pct(cpuEnd.server - cpuStart.server)} (${((cpuEnd.server - cpuStart.server) / Math.max(1, writes)).toFixed(1)} ms per registration), ` +
+          `subscribers ${pct(cpuEnd.load - cpuStart.load)} of a core`,
       );
       ctx.log(
         `scheduler-event-stream: server RSS ${mem[0]?.toFixed(0)} / ${mid(mem)?.toFixed(0)} / ${mem.at(-1)?.toFixed(0)} MiB (start / middle / end, max ${Math.max(...mem).toFixed(0)}), ` +
