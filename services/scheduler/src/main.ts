@@ -25,7 +25,7 @@ void runService({
   async start({ config: env, logger, databaseUrl, bus, onShutdown, beforeDrain }) {
     const prisma = createPrismaClient({ url: databaseUrl, logger });
     const processBus = bus('scheduler:', 'REDIS_URL is unset: blocking queries are woken in memory (one process only)');
-    const state = createStateStore<Db>({ prisma, bus: processBus, logger });
+    const state = createStateStore<Db>({ prisma, bus: processBus, logger, eventReadIntervalMs: env.SCHEDULER_EVENT_BATCH });
     await state.ready();
     // Event streams end (with the index to resume from) before the listener drains.
     const stopping = new AbortController();
