@@ -8,7 +8,7 @@
 // Under a steady stream of writes the shared reader starts a read at most once per
 // `readIntervalMs`: the frames committed meanwhile are read and handed out together, and
 // each stream writes them to its socket in one system call (the HTTP response corks the
-// socket until the end of the tick). A socket write costs ~10-15 µs of CPU whatever its
+// socket until the end of the tick). A socket write costs ~5-10 µs of CPU whatever its
 // size, so with hundreds of streams the number of fan-outs per second, not the number of
 // frames, sets the cost (scheduler-event-stream bench, docs/scheduler.md "Performance").
 // The first write after a quiet period is read at once; a full page is followed at once.
