@@ -5,6 +5,14 @@
 // business), then joins the shared reader; a consumer too slow to keep up is detached and
 // catches up from Postgres again, so memory per tail stays bounded.
 //
+// Under a steady stream of writes the shared reader starts a read at most once per
+// `readIntervalMs`: the frames committed meanwhile are read and handed out together, and
+// each stream writes them to its socket in one system call (the HTTP response corks the
+// socket until the end of the tick). A socket write costs ~5-10 µs of CPU whatever its
+// size, so with hundreds of streams the number of fan-outs per second, not the number of
+// frames, sets the cost (scheduler-event-stream bench, docs/scheduler.md "Performance").
+// The first write after a quiet period is read at once; a full page is followed at once.
+//
 // Never skip, never repeat: positions only move to an index whose events were all read
 // (frames are never split, see readFramesAfter) or to the counter value seen in the same
 // snapshot (every index up to it was visible, later ones commit later), and a tail drops
@@ -24,6 +32,9 @@ export interface EventHubOptions {
   maxQueuedFrames: number;
   // Delay before the shared reader retries after a failed read.
   retryMs: number;
+  // Least time between the starts of two shared reads woken by writes (0: read on every
+  // wake-up); what a frame may wait at most before it is read, on top of the read itself.
+  readIntervalMs?: number;
 }
 
 export class EventHub {
@@ -41,6 +52,9 @@ export class EventHub {
   private reading = false;
   private again = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  // Pending start of the next read (readIntervalMs after the previous one started).
+  private readTimer: NodeJS.Timeout | undefined;
+  private lastReadAt = -Infinity;
   private closed = false;
 
   constructor(private readonly options: EventHubOptions) {}
@@ -116,6 +130,10 @@ export class EventHub {
       clearTimeout(this.retryTimer);
       this.retryTimer = undefined;
     }
+    if (this.readTimer) {
+      clearTimeout(this.readTimer);
+      this.readTimer = undefined;
+    }
   }
 
   private scheduleRead(): void {
@@ -123,30 +141,47 @@ export class EventHub {
       this.again = true;
       return;
     }
+    if (this.readTimer) return;
+    const wait = this.lastReadAt + (this.options.readIntervalMs ?? 0) - performance.now();
+    if (wait > 0) {
+      this.readTimer = setTimeout(() => {
+        this.readTimer = undefined;
+        if (this.active && !this.closed) void this.readLoop();
+      }, wait);
+      return;
+    }
     void this.readLoop();
   }
 
   private async readLoop(): Promise<void> {
     this.reading = true;
+    // Set when a wake-up arrived during the read: the next read waits for the interval.
+    let woken = false;
     try {
+      // `at once`: a full page (more is committed) or a read that straddled an idle period.
+      let atOnce: boolean;
       do {
         this.again = false;
+        atOnce = false;
         const epoch = this.epoch;
+        this.lastReadAt = performance.now();
         const page = await this.readPage(this.position);
         if (epoch !== this.epoch) {
           // Went idle (and maybe active again from another position) meanwhile.
-          this.again = this.active;
+          atOnce = this.active;
           continue;
         }
+        const live = [...this.live];
         for (const frame of page.frames) {
           if (frame.index <= this.position) continue;
           this.position = frame.index;
           this.remember(frame);
-          for (const tail of [...this.live]) tail.offer(frame);
+          for (const tail of live) tail.offer(frame);
         }
-        if (page.full) this.again = true;
+        if (page.full) atOnce = true;
         else this.position = Math.max(this.position, page.horizon);
-      } while (this.again && this.active && !this.closed);
+      } while (atOnce && this.active && !this.closed);
+      woken = this.again;
     } catch (err) {
       this.options.logger.warn('event log read failed; retrying', { err: err instanceof Error ? err.message : String(err) });
       if (this.active && !this.closed) {
@@ -159,6 +194,7 @@ export class EventHub {
     } finally {
       this.reading = false;
     }
+    if (woken && this.active && !this.closed) this.scheduleRead();
   }
 
   private remember(frame: EventFrame): void {
@@ -213,6 +249,11 @@ class Tail implements EventTail {
     return { value: undefined, done: true };
   }
 
+  takeQueued(max: number): EventFrame[] {
+    if (this.queue.length === 0 || max <= 0) return [];
+    return this.queue.splice(0, Math.floor(max));
+  }
+
   close(): void {
     if (this.mode === 'closed') return;
     this.mode = 'closed';
@@ -238,13 +279,20 @@ class Tail implements EventTail {
   }
 
   private enqueue(frame: EventFrame): void {
-    if (!this.filter) {
-      this.queue.push(frame);
-      return;
+    const filter = this.filter;
+    // The frame itself when the filter keeps all of it (the common case: no copy, and the
+    // stream's serialisation of that frame object is shared with every other such tail).
+    let kept: StoredEvent[] | undefined;
+    if (filter) {
+      const events = frame.events;
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i] as StoredEvent;
+        if (filter(event)) kept?.push(event);
+        else kept ??= events.slice(0, i);
+      }
     }
-    const events = frame.events.filter(this.filter);
-    if (events.length === 0) return;
-    this.queue.push(events.length === frame.events.length ? frame : { index: frame.index, events });
+    if (kept === undefined) this.queue.push(frame);
+    else if (kept.length > 0) this.queue.push({ index: frame.index, events: kept });
   }
 
   private wake(): void {

@@ -83,6 +83,10 @@ export interface CreateStateStoreOptions<Tx extends RawSqlClient> {
   eventPageFrames?: number;
   eventBufferFrames?: number;
   eventMaxQueuedFrames?: number;
+  // Least time between two shared event-log reads under a steady stream of writes, so
+  // that the frames of that time reach each stream in one socket write (event-hub.ts);
+  // 0 (default): a read per wake-up.
+  eventReadIntervalMs?: number;
 }
 
 interface WakeMessage {
@@ -173,6 +177,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     bufferFrames: options.eventBufferFrames ?? 1024,
     maxQueuedFrames: options.eventMaxQueuedFrames ?? 1024,
     retryMs: 1000,
+    readIntervalMs: options.eventReadIntervalMs ?? 0,
   });
   let closed = false;
 

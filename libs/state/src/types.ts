@@ -89,6 +89,10 @@ export interface EventTail extends AsyncIterableIterator<EventFrame, undefined> 
   // Resolves with the next frame, or done once the tail is closed. Calls are serialised,
   // so a caller racing next() against a heartbeat timer may keep the pending promise.
   next(): Promise<IteratorResult<EventFrame, undefined>>;
+  // Removes and returns up to `max` frames that are already queued (none when nothing is),
+  // without waiting: a consumer that got a frame from next() takes what arrived with it
+  // and writes them together. Call it between next() calls, not while one is pending.
+  takeQueued(max: number): EventFrame[];
   // Releases the tail: pending and later next() calls resolve done.
   close(): void;
   // Every event with index <= position has been delivered or filtered out.

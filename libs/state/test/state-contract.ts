@@ -738,6 +738,52 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         expect(store.eventTailCount()).toBe(0);
       });
 
+      it('with a read interval, reads a burst of writes together and hands it out in order, each frame once', async () => {
+        let frameReads = 0;
+        const counting = {
+          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => {
+            if (query.includes('"idx"')) frameReads++;
+            return ctx.prisma.$queryRawUnsafe<T>(query, ...values);
+          },
+          $executeRawUnsafe: (query: string, ...values: unknown[]) => ctx.prisma.$executeRawUnsafe(query, ...values),
+          $transaction: ctx.prisma.$transaction.bind(ctx.prisma),
+        };
+        // Far longer than the burst takes: the writes after the first are read in one go.
+        const store = await ctx.makeStore({ prisma: counting as never, eventReadIntervalMs: 2000 });
+        const tails = Array.from({ length: 3 }, () => store.createEventTail({ fromIndex: 0 }));
+        const firstFrames = tails.map((t) => track(t.next()));
+        await sleep(200); // every tail has replayed (nothing) and joined the shared reader
+        const readsBefore = frameReads;
+        const writes: number[] = [];
+        for (let i = 0; i < 8; i++) writes.push((await store.withWrite(['jobs'], async ({ emit }) => emit(job(`b${i}`)))).index);
+        for (const [i, t] of tails.entries()) {
+          const frames = [(await firstFrames[i]!.promise).value!, ...(await takeFrames(t, writes.length - 1))];
+          expect(frames.map((f) => f.index)).toEqual(writes);
+        }
+        // The first wake-up is read at once, the rest after the interval: not one read per write.
+        expect(frameReads - readsBefore).toBeLessThanOrEqual(3);
+        // Nothing further is queued or delivered.
+        expect(tails.map((t) => t.takeQueued(10))).toEqual([[], [], []]);
+        for (const t of tails) t.close();
+      });
+
+      it('takeQueued hands over the frames queued behind the one next() returned, in order', async () => {
+        const { store } = ctx;
+        const writes: number[] = [];
+        for (let i = 0; i < 5; i++) writes.push((await store.withWrite(['jobs'], async ({ emit }) => emit(job(`q${i}`)))).index);
+        const tail = store.createEventTail({ fromIndex: 0 });
+        const first = await tail.next();
+        expect(first.value?.index).toBe(writes[0]);
+        // The replay page read all five: the other four wait in the queue.
+        expect(tail.takeQueued(2).map((f) => f.index)).toEqual(writes.slice(1, 3));
+        expect(tail.takeQueued(10).map((f) => f.index)).toEqual(writes.slice(3));
+        expect(tail.takeQueued(10)).toEqual([]);
+        const more = await store.withWrite(['jobs'], async ({ emit }) => emit(job('q5')));
+        expect((await takeFrames(tail, 1))[0]?.index).toBe(more.index);
+        tail.close();
+        expect(tail.takeQueued(10)).toEqual([]);
+      });
+
       it('prunes whole frames beyond the newest keepEvents events; a tail from below starts at the oldest kept', async () => {
         const { store } = ctx;
         expect(await store.oldestEventIndex()).toBeNull();

@@ -68,3 +68,16 @@ describe('node heartbeats', () => {
     expect(() => loadSchedulerEnv({ [key]: value })).toThrow(ConfigError);
   });
 });
+
+describe('SCHEDULER_EVENT_BATCH', () => {
+  it('defaults to 25 ms; takes a duration up to 1 s, 0 = a read per wake-up', () => {
+    expect(loadSchedulerEnv({}).SCHEDULER_EVENT_BATCH).toBe(25);
+    expect(loadSchedulerEnv({ SCHEDULER_EVENT_BATCH: '0' }).SCHEDULER_EVENT_BATCH).toBe(0);
+    expect(loadSchedulerEnv({ SCHEDULER_EVENT_BATCH: '50ms' }).SCHEDULER_EVENT_BATCH).toBe(50);
+    expect(loadSchedulerEnv({ SCHEDULER_EVENT_BATCH: '1s' }).SCHEDULER_EVENT_BATCH).toBe(1000);
+  });
+
+  it.each(['2s', 'soon', '-5ms'])('refuses %j', (value) => {
+    expect(() => loadSchedulerEnv({ SCHEDULER_EVENT_BATCH: value })).toThrow(ConfigError);
+  });
+});

@@ -61,12 +61,15 @@ export const schedulerEnvSchema = z.object({
   // SCHEDULER_EVENT_RETENTION_AGE (0 = no age limit), pruned every
   // SCHEDULER_EVENT_PRUNE_INTERVAL; heartbeats every SCHEDULER_EVENT_HEARTBEAT (the
   // anchor's 30 s); a consumer that does not drain for SCHEDULER_EVENT_SLOW_CONSUMER is
-  // ended with an error line naming the index to resume from.
+  // ended with an error line naming the index to resume from; under a steady stream of
+  // writes, new frames are read and sent at most once per SCHEDULER_EVENT_BATCH (one
+  // socket write per stream for all of them; 0 = one read and write per wake-up).
   SCHEDULER_EVENT_RETENTION_EVENTS: integerEnv(100_000, { min: 1, max: 100_000_000, what: 'a whole number of events (at least 1)' }),
   SCHEDULER_EVENT_RETENTION_AGE: durationEnv('24h'),
   SCHEDULER_EVENT_PRUNE_INTERVAL: durationEnv('30s'),
   SCHEDULER_EVENT_HEARTBEAT: durationEnv('30s'),
   SCHEDULER_EVENT_SLOW_CONSUMER: durationEnv('30s'),
+  SCHEDULER_EVENT_BATCH: durationEnv('25ms'),
   // Node heartbeats (issue 26; docs/scheduler.md "Nodes and heartbeats"), the anchor's
   // min_heartbeat_ttl, max_heartbeats_per_second, heartbeat_grace and failover TTL: a node
   // is given max(TTL_MIN, live nodes / MAX_PER_SECOND s) and goes down once that plus the
@@ -80,6 +83,7 @@ export const schedulerEnvSchema = z.object({
   for (const key of ['SCHEDULER_EVENT_PRUNE_INTERVAL', 'SCHEDULER_EVENT_HEARTBEAT', 'SCHEDULER_EVENT_SLOW_CONSUMER', 'SCHEDULER_HEARTBEAT_TTL_MIN'] as const) {
     if (env[key] < 10) ctx.addIssue({ code: 'custom', path: [key], message: 'must be at least 10ms' });
   }
+  if (env.SCHEDULER_EVENT_BATCH > 1000) ctx.addIssue({ code: 'custom', path: ['SCHEDULER_EVENT_BATCH'], message: 'must be at most 1s' });
   if (env.SCHEDULER_WORKERS !== 1 && !env.REDIS_URL) {
     ctx.addIssue({
       code: 'custom',

@@ -28,7 +28,7 @@ void runService({
     // The hot reads' prepared statements (shared/point-reads.store.ts).
     const readPool = createReadPool(databaseUrl, { onIdleError: (err) => logger.warn('read pool: idle connection ended', { error: err.message }) });
     const processBus = bus('scheduler:', 'REDIS_URL is unset: blocking queries are woken in memory (one process only)');
-    const state = createStateStore<Db>({ prisma, bus: processBus, logger });
+    const state = createStateStore<Db>({ prisma, bus: processBus, logger, eventReadIntervalMs: env.SCHEDULER_EVENT_BATCH });
     await state.ready();
     // Event streams end (with the index to resume from) before the listener drains.
     const stopping = new AbortController();

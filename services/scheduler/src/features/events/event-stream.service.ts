@@ -86,6 +86,21 @@ function frameLine(frame: EventFrame): Buffer {
   return line;
 }
 
+// The frames a stream found queued together (one shared read, see libs/state event-hub.ts)
+// go out as one write. Streams that follow the same frames (the same objects) share that
+// write's bytes too: the latest run starting at a frame is kept with it.
+const MAX_BATCH_FRAMES = 64;
+const runs = new WeakMap<EventFrame, { frames: readonly EventFrame[]; bytes: Buffer }>();
+function framesBytes(frames: readonly EventFrame[]): Buffer {
+  const first = frames[0] as EventFrame;
+  if (frames.length === 1) return frameLine(first);
+  const cached = runs.get(first);
+  if (cached && cached.frames.length === frames.length && cached.frames.every((f, i) => f === frames[i])) return cached.bytes;
+  const bytes = Buffer.concat(frames.map(frameLine));
+  runs.set(first, { frames, bytes });
+  return bytes;
+}
+
 const HEARTBEAT = Buffer.from('{}\n');
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -192,8 +207,10 @@ export function createEventStreamService(deps: EventStreamDeps) {
 
       for await (const frame of tail) {
         if (ended) break;
-        delivered = frame.index;
-        if (out.write(frameLine(frame))) continue;
+        const rest = tail.takeQueued(MAX_BATCH_FRAMES - 1);
+        const frames = rest.length === 0 ? [frame] : [frame, ...rest];
+        delivered = (frames[frames.length - 1] as EventFrame).index;
+        if (out.write(framesBytes(frames))) continue;
         waitingForDrain = true;
         const drained = await waitForDrain(out, settings.slowConsumerMs, local.signal);
         waitingForDrain = false;
