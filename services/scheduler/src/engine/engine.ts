@@ -64,7 +64,7 @@ export function createEngine(options: EngineOptions) {
   let nodeCache: { index: number; nodes: Promise<Node[]> } | null = null;
   const nodesAt = (index: number): Promise<Node[]> => {
     if (nodeCache && nodeCache.index === index) return nodeCache.nodes;
-    const nodes = engineStore.nodes(options.prisma);
+    const nodes = engineStore.nodes(engineSql.db);
     const entry = { index, nodes };
     nodeCache = entry;
     nodes.catch(() => {
@@ -72,7 +72,9 @@ export function createEngine(options: EngineOptions) {
     });
     return nodes;
   };
-  const processor: ProcessorDeps = { db: options.prisma, engineStore, applier, clock, nodesAt };
+  // The broker's and the processor's reads (candidates, a job's open evaluations, its
+  // snapshot with every allocation of the job) are raw statements too: the same pool.
+  const processor: ProcessorDeps = { db: engineSql.db, engineStore, applier, clock, nodesAt };
   let wake: WakeSignal | null = null;
   const wakeProxy: WakeSignal = {
     generation: () => wake?.generation() ?? 0,
@@ -81,7 +83,7 @@ export function createEngine(options: EngineOptions) {
   };
   const broker = createBroker({
     wake: wakeProxy,
-    db: options.prisma,
+    db: engineSql.db,
     databaseUrl: options.databaseUrl,
     engineStore,
     applier,
