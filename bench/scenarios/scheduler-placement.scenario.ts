@@ -6,11 +6,18 @@
 // last allocation committed, and the evaluation latency (CreateTime to the ModifyTime of
 // its completion, server clock) p50/p99. Not a timed test: figures, not assertions.
 //
+// Also per round: CPU time of the server process and of the PostgreSQL backends serving it
+// (/proc, Linux only), per placement.
+//
 //   SCHEDULER_BENCH_NODES=100  SCHEDULER_BENCH_JOBS=100  SCHEDULER_BENCH_COUNT=100
 //   SCHEDULER_BENCH_ENGINE_WORKERS (default: the server's default)
+//   SCHEDULER_BENCH_SERVER_PROFILE=dir: the server runs with --cpu-prof into dir (written
+//     when it exits at teardown; `npx tsx bench/profile-summary.ts dir 50` sums it up)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePortBelowEphemeral } from '@selfstack/testing';
@@ -32,6 +39,37 @@ function send(port: number, method: string, path: string, body: unknown, agent: 
   });
 }
 
+/** User + system CPU time (ms) of a process, from /proc; null when it is gone (or off Linux). */
+function cpuMs(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** CPU (ms) these processes used since `before` (pid -> ms); one started since counts whole, one gone is left out. */
+function cpuSince(before: ReadonlyMap<number, number>, pids: readonly number[]): number {
+  let total = 0;
+  for (const pid of new Set([...before.keys(), ...pids])) {
+    const now = cpuMs(pid);
+    if (now !== null) total += now - (before.get(pid) ?? 0);
+  }
+  return total;
+}
+
+function cpuNow(pids: readonly number[]): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const pid of pids) {
+    const ms = cpuMs(pid);
+    if (ms !== null) m.set(pid, ms);
+  }
+  return m;
+}
+
 interface Round {
   placements: number;
   seconds: number;
@@ -50,7 +88,9 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const port = await freePortBelowEphemeral();
   const root = join(__dirname, '..', '..');
   const engineWorkers = process.env['SCHEDULER_BENCH_ENGINE_WORKERS'];
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--inspect') && !a.startsWith('--cpu-prof')), join(root, 'services/scheduler/src/main.ts')], {
+  const profileDir = process.env['SCHEDULER_BENCH_SERVER_PROFILE'];
+  const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--inspect') && !a.startsWith('--cpu-prof')), ...profileArgs, join(root, 'services/scheduler/src/main.ts')], {
     cwd: root,
     env: {
       ...process.env,
@@ -103,6 +143,11 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   let round = 0;
   async function run(): Promise<void> {
     round++;
+    // The server's PostgreSQL backends (not this client's), for their CPU time.
+    const backends = async (): Promise<number[]> =>
+      (await pg.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+    const pgCpu0 = cpuNow(await backends());
+    const serverCpu0 = cpuNow([child.pid as number]);
     const started = performance.now();
     const queue = Array.from({ length: jobs }, (_, i) => i);
     const spec = (i: number) => ({
@@ -134,6 +179,8 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
       await new Promise((res) => setTimeout(res, 20));
     }
     const seconds = (performance.now() - started) / 1000;
+    const serverCpu = cpuSince(serverCpu0, []);
+    const pgCpu = cpuSince(pgCpu0, await backends());
     const { rows: evals } = await pg.query<{ ms: number }>(
       `SELECT (((data->>'ModifyTime')::bigint - (data->>'CreateTime')::bigint) / 1e6)::float8 AS ms FROM scheduler.evaluations WHERE status = 'complete'`,
     );
@@ -141,6 +188,10 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
     const placed = (await pg.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM scheduler.allocations`)).rows[0]?.n ?? 0;
     rounds.push({ placements: placed, seconds, evalP50: percentile(lat, 50), evalP99: percentile(lat, 99), evals: lat.length });
     ctx.log(`scheduler-placement round ${round}: the ${jobs} registers took ${registered.toFixed(2)} s of it`);
+    ctx.log(
+      `scheduler-placement round ${round}: CPU server ${serverCpu} ms (${((serverCpu * 1000) / Math.max(1, placed)).toFixed(0)} µs per placement), ` +
+        `PostgreSQL backends ${pgCpu} ms (${((pgCpu * 1000) / Math.max(1, placed)).toFixed(0)} µs per placement); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    );
     ctx.log(
       `scheduler-placement round ${round}: ${placed} placements in ${seconds.toFixed(2)} s = ${(placed / seconds).toFixed(0)} placements/s; ` +
         `evaluation latency p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms over ${lat.length} evaluations`,

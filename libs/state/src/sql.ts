@@ -15,6 +15,8 @@ export interface StateSql {
   nextIndex: string;
   upsertTableIndex: string;
   insertEvents: string;
+  // Both of the above in one statement (one round trip while the counter lock is held).
+  recordWrite: string;
   currentIndex: string;
   globalIndex: string;
   eventsAfter: string;
@@ -40,9 +42,20 @@ export function buildStateSql(schema: string): StateSql {
     upsertTableIndex: `INSERT INTO ${s}."table_index" ("table", "index")
       SELECT t, $2::bigint FROM jsonb_array_elements_text($1::jsonb) AS t
       ON CONFLICT ("table") DO UPDATE SET "index" = EXCLUDED."index"`,
+    // Payloads travel as JSON inside the rows' JSON (parsed once); jsonb_to_recordset turns
+    // a JSON null into SQL NULL, which COALESCE turns back into the JSON null it was.
     insertEvents: `INSERT INTO ${s}."event_log" ("index", "seq", "topic", "type", "key", "namespace", "filter_keys", "payload")
-      SELECT $1::bigint, x."seq", x."topic", x."type", x."key", x."namespace", x."filter_keys", x."payload"::jsonb
-      FROM jsonb_to_recordset($2::jsonb) AS x("seq" int, "topic" text, "type" text, "key" text, "namespace" text, "filter_keys" text[], "payload" text)`,
+      SELECT $1::bigint, x."seq", x."topic", x."type", x."key", x."namespace", x."filter_keys", COALESCE(x."payload", 'null'::jsonb)
+      FROM jsonb_to_recordset($2::jsonb) AS x("seq" int, "topic" text, "type" text, "key" text, "namespace" text, "filter_keys" text[], "payload" jsonb)`,
+    // $1 index, $2 tables (jsonb array), $3 events (as insertEvents' $2).
+    recordWrite: `WITH "t" AS (
+        INSERT INTO ${s}."table_index" ("table", "index")
+        SELECT t, $1::bigint FROM jsonb_array_elements_text($2::jsonb) AS t
+        ON CONFLICT ("table") DO UPDATE SET "index" = EXCLUDED."index"
+        RETURNING 1)
+      INSERT INTO ${s}."event_log" ("index", "seq", "topic", "type", "key", "namespace", "filter_keys", "payload")
+      SELECT $1::bigint, x."seq", x."topic", x."type", x."key", x."namespace", x."filter_keys", COALESCE(x."payload", 'null'::jsonb)
+      FROM jsonb_to_recordset($3::jsonb) AS x("seq" int, "topic" text, "type" text, "key" text, "namespace" text, "filter_keys" text[], "payload" jsonb)`,
     // Indexes start at 1 (a new cluster is at index 1; reference 0.2).
     currentIndex: `SELECT COALESCE(MAX("index"), 1)::bigint AS "index" FROM ${s}."table_index" WHERE "table" IN (SELECT jsonb_array_elements_text($1::jsonb))`,
     globalIndex: `SELECT "value" AS "index" FROM ${s}."state_index" WHERE "id" = 1`,
@@ -107,21 +120,20 @@ export async function recordWrite(
   tables: readonly string[],
   events: readonly StateEventInput[],
 ): Promise<void> {
-  if (tables.length > 0) {
+  const rows = events.map((event, seq) => ({
+    seq,
+    topic: event.topic,
+    type: event.type,
+    key: event.key,
+    namespace: event.namespace,
+    filter_keys: event.filterKeys ?? null,
+    payload: event.payload ?? null,
+  }));
+  if (tables.length > 0 && rows.length > 0) {
+    await db.$executeRawUnsafe(sql.recordWrite, BigInt(index), JSON.stringify(tables), JSON.stringify(rows));
+  } else if (tables.length > 0) {
     await db.$executeRawUnsafe(sql.upsertTableIndex, JSON.stringify(tables), BigInt(index));
-  }
-  if (events.length > 0) {
-    const rows = events.map((event, seq) => ({
-      seq,
-      topic: event.topic,
-      type: event.type,
-      key: event.key,
-      namespace: event.namespace,
-      filter_keys: event.filterKeys ?? null,
-      // Encoded separately: jsonb_to_recordset turns a JSON null into SQL NULL, while a
-      // JSON text cast to jsonb keeps a null payload as JSON null.
-      payload: JSON.stringify(event.payload ?? null),
-    }));
+  } else if (rows.length > 0) {
     await db.$executeRawUnsafe(sql.insertEvents, BigInt(index), JSON.stringify(rows));
   }
 }

@@ -1,6 +1,7 @@
 // The engine's SQL (raw, batched): one-statement snapshots of an evaluation's inputs, the
-// broker's candidate list, bulk allocation upserts, per-node usage and the facts a job's
-// status and summary are computed from. Stores are the only place touching the database
+// broker's candidate list, bulk allocation upserts, per-node usage (node_usage, which
+// triggers on allocations keep: migration 20261127151000_scheduler_node_usage) and the
+// facts a job's status and summary are computed from. Stores are the only place touching the database
 // (docs/architecture.md); these statements are the engine's.
 import type { Db } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
@@ -55,9 +56,8 @@ export function createEngineStore() {
            (SELECT "data"::text FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "id" = $2) AS job,
            (SELECT COALESCE(json_agg("data" ORDER BY "create_index"), '[]')::text FROM "scheduler"."allocations" WHERE "namespace" = $1 AND "job_id" = $2) AS allocs,
            (SELECT "data"::text FROM "scheduler"."deployments" WHERE "namespace" = $1 AND "job_id" = $2 ORDER BY "create_index" DESC LIMIT 1) AS dep,
-           (SELECT COALESCE(json_agg(json_build_array(u."node_id", u.c, u.m, u.d)), '[]')::text FROM (
-              SELECT "node_id", SUM("cpu") AS c, SUM("memory_mb") AS m, SUM("disk_mb") AS d
-              FROM "scheduler"."allocations" WHERE ${LIVE} GROUP BY "node_id") u) AS usage`,
+           (SELECT COALESCE(json_agg(json_build_array(u."node_id", u."cpu", u."memory_mb", u."disk_mb")), '[]')::text
+              FROM "scheduler"."node_usage" u WHERE u."allocs" > 0) AS usage`,
         namespace,
         jobId,
       );
@@ -82,8 +82,7 @@ export function createEngineStore() {
     async usageOn(db: Db, nodeIds: readonly string[]): Promise<Map<string, Resources>> {
       if (nodeIds.length === 0) return new Map();
       const rows = await db.$queryRawUnsafe<Array<{ node_id: string; c: bigint; m: bigint; d: bigint }>>(
-        `SELECT "node_id", SUM("cpu")::bigint AS c, SUM("memory_mb")::bigint AS m, SUM("disk_mb")::bigint AS d
-         FROM "scheduler"."allocations" WHERE "node_id" = ANY($1::text[]) AND ${LIVE} GROUP BY "node_id"`,
+        `SELECT "node_id", "cpu" AS c, "memory_mb" AS m, "disk_mb" AS d FROM "scheduler"."node_usage" WHERE "node_id" = ANY($1::text[]) AND "allocs" > 0`,
         [...nodeIds],
       );
       return usageMap(rows.map((r) => [r.node_id, Number(r.c), Number(r.m), Number(r.d)]));
@@ -106,9 +105,8 @@ export function createEngineStore() {
            (SELECT "job_modify_index" FROM "scheduler"."jobs" WHERE "namespace" = $1 AND "id" = $2) AS jmi,
            (SELECT COUNT(*)::int FROM "scheduler"."allocations" WHERE "namespace" = $1 AND "job_id" = $2 AND "create_index" > $3) AS fresh,
            (SELECT COALESCE(json_agg("data"), '[]')::text FROM "scheduler"."nodes" WHERE "id" = ANY($4::text[])) AS nodes,
-           (SELECT COALESCE(json_agg(json_build_array(u."node_id", u.c, u.m, u.d)), '[]')::text FROM (
-              SELECT "node_id", SUM("cpu") AS c, SUM("memory_mb") AS m, SUM("disk_mb") AS d
-              FROM "scheduler"."allocations" WHERE "node_id" = ANY($4::text[]) AND ${LIVE} GROUP BY "node_id") u) AS usage`,
+           (SELECT COALESCE(json_agg(json_build_array(u."node_id", u."cpu", u."memory_mb", u."disk_mb")), '[]')::text
+              FROM "scheduler"."node_usage" u WHERE u."node_id" = ANY($4::text[]) AND u."allocs" > 0) AS usage`,
         namespace,
         jobId,
         BigInt(index),

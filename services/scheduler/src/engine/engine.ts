@@ -5,7 +5,7 @@
 import type { Bus } from '@selfstack/bus';
 import type { PrismaClient } from '@selfstack/db';
 import type { Logger } from '@selfstack/logger';
-import type { StateStore } from '@selfstack/state';
+import { createStateStore, type StatePrismaClient, type StateStore } from '@selfstack/state';
 import { createDeploymentStore } from '../features/deployments/deployments.store';
 import { createEvaluationStore } from '../features/evaluations/evaluations.store';
 import { createJobStore } from '../features/jobs/jobs.store';
@@ -16,6 +16,7 @@ import { createWakeSignal, type WakeSignal } from './wake-signal';
 import { createEngineStore } from './engine.store';
 import type { ProcessorDeps } from './eval-processor';
 import { createPlanApplier } from './plan-applier';
+import { createEngineSql } from './sql-writes.store';
 import { createDeploymentWatcher } from './deployment-watcher';
 import { createPeriodicDispatcher } from './periodic';
 import { refreshJobState } from './job-state';
@@ -46,13 +47,24 @@ export function createEngine(options: EngineOptions) {
   const jobStore = createJobStore();
   const evalStore = createEvaluationStore();
   const deploymentStore = createDeploymentStore();
-  const applier = createPlanApplier({ state: options.state, jobStore, evalStore, deploymentStore, engineStore, clock });
+  const workers = options.workers ?? 2;
+  // The engine's own pool (sql-writes.store.ts): a write at a time per worker slot, plus reads.
+  const engineSql = createEngineSql({ databaseUrl: options.databaseUrl, max: workers + 2 });
+  // The same state (counter, table indexes, events, wake-ups) written over that pool.
+  const rawState = createStateStore<Db>({
+    prisma: engineSql as StatePrismaClient<Db>,
+    bus: options.bus,
+    logger: options.logger,
+    ...(options.stateChannel !== undefined ? { channel: options.stateChannel } : {}),
+  });
+  let ended = false;
+  const applier = createPlanApplier({ state: options.state, rawState, jobStore, evalStore, deploymentStore, engineStore, clock });
 
   // Nodes change rarely compared with evaluations: one load per nodes-table index.
   let nodeCache: { index: number; nodes: Promise<Node[]> } | null = null;
   const nodesAt = (index: number): Promise<Node[]> => {
     if (nodeCache && nodeCache.index === index) return nodeCache.nodes;
-    const nodes = engineStore.nodes(options.prisma);
+    const nodes = engineStore.nodes(engineSql.db);
     const entry = { index, nodes };
     nodeCache = entry;
     nodes.catch(() => {
@@ -60,7 +72,9 @@ export function createEngine(options: EngineOptions) {
     });
     return nodes;
   };
-  const processor: ProcessorDeps = { db: options.prisma, engineStore, applier, clock, nodesAt };
+  // The broker's and the processor's reads (candidates, a job's open evaluations, its
+  // snapshot with every allocation of the job) are raw statements too: the same pool.
+  const processor: ProcessorDeps = { db: engineSql.db, engineStore, applier, clock, nodesAt };
   let wake: WakeSignal | null = null;
   const wakeProxy: WakeSignal = {
     generation: () => wake?.generation() ?? 0,
@@ -69,14 +83,14 @@ export function createEngine(options: EngineOptions) {
   };
   const broker = createBroker({
     wake: wakeProxy,
-    db: options.prisma,
+    db: engineSql.db,
     databaseUrl: options.databaseUrl,
     engineStore,
     applier,
     clock,
     logger: options.logger,
     processor,
-    workers: options.workers ?? 2,
+    workers,
     pollMs: options.pollMs ?? 5_000,
     backoffMs: 100,
     batch: options.batch ?? 8,
@@ -142,6 +156,11 @@ export function createEngine(options: EngineOptions) {
       await wake?.close();
       await stopping;
       wake = null;
+      if (!ended) {
+        ended = true;
+        await rawState.close();
+        await engineSql.end();
+      }
     },
     /** Runs the timers once now (tests with a controlled clock). */
     tick,

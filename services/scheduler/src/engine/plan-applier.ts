@@ -55,6 +55,12 @@ export interface ApplyResult {
 
 export interface PlanApplierDeps {
   state: StateStore<Db>;
+  /**
+   * The same state over the engine's own pool (sql-writes.store.ts: raw SQL only, no Prisma
+   * overhead): used for every write that needs no model API, i.e. all but plans that
+   * create or update a deployment. Absent: everything goes through `state`.
+   */
+  rawState?: StateStore<Db>;
   jobStore: JobStore;
   evalStore: EvaluationStore;
   deploymentStore: DeploymentStore;
@@ -90,6 +96,12 @@ function withoutRejected(plan: Plan, rejected: ReadonlySet<string>): Plan {
 
 export function createPlanApplier(deps: PlanApplierDeps) {
   const { state, engineStore } = deps;
+
+  /** The store to write `plans` through: deployments are written with Prisma's model API. */
+  function storeFor(plans: readonly Plan[]): StateStore<Db> {
+    if (!deps.rawState) return state;
+    return plans.every((p) => p.deployment === null && p.deploymentUpdates.length === 0) ? deps.rawState : state;
+  }
 
   /** Nodes whose placements no longer fit or are no longer schedulable. */
   function rejectedNodes(plan: Plan, nodes: ReadonlyMap<string, Node>, usage: ReadonlyMap<string, Resources>): Set<string> {
@@ -194,7 +206,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
   }
 
   async function apply(input: Plan, outcome: EvalOutcome | null): Promise<ApplyResult> {
-    const { index, result } = await state.withWrite(tablesFor(input), (w) => applyIn(w, input, outcome));
+    const { index, result } = await storeFor([input]).withWrite(tablesFor(input), (w) => applyIn(w, input, outcome));
     return { full: result.full, stale: result.stale, placed: result.placed, rejectedNodes: result.rejected, index };
   }
 
@@ -205,7 +217,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
    */
   async function applyBatch(items: ReadonlyArray<{ plan: Plan; outcome: EvalOutcome | null }>): Promise<ApplyResult[]> {
     const tables = [...new Set(items.flatMap((i) => tablesFor(i.plan)))];
-    const { index, result } = await state.withWrite(tables, async (w) => {
+    const { index, result } = await storeFor(items.map((i) => i.plan)).withWrite(tables, async (w) => {
       const out: Array<{ full: boolean; stale: boolean; placed: number; rejected: string[] }> = [];
       for (const i of items) out.push(await applyIn(w, i.plan, i.outcome));
       return out;
@@ -243,7 +255,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
   /** Settles an evaluation without a plan (no-op plans, failures). */
   async function settle(outcome: EvalOutcome): Promise<number> {
     const ev = outcome.eval;
-    const { index } = await state.withWrite([TABLES.evals, TABLES.jobs, TABLES.jobSummary], async ({ tx, index, emit }) => {
+    const { index } = await (deps.rawState ?? state).withWrite([TABLES.evals, TABLES.jobs, TABLES.jobSummary], async ({ tx, index, emit }) => {
       const now = nowNanos(deps.clock);
       const e: Evaluation = { ...ev, ModifyIndex: index, ModifyTime: now };
       const writes = [e, ...(await settledWrites(tx, outcome, index, now))];

@@ -25,6 +25,7 @@ import {
   summaryFor,
   validateJob,
 } from './job-spec';
+import { createJobRegisterStore } from './job-register.store';
 import type { JobRecord, JobStore } from './jobs.store';
 import type { Job, JobDeregisterResponse, JobRegisterResponse, JobSummary } from './jobs.types';
 
@@ -71,7 +72,8 @@ function zeroDeregister(): JobDeregisterResponse {
 }
 
 export function createJobService(deps: JobServiceDeps) {
-  const { jobStore, evalStore, allocStore, deploymentStore, namespaceStore, state } = deps;
+  const { jobStore, evalStore, allocStore, deploymentStore, state } = deps;
+  const registerStore = createJobRegisterStore();
   // /v1/jobs reads the whole table once per table index and filters in memory: list
   // requests between two writes (and the readers one write wakes) share one load.
   const allJobs = new IndexedSnapshot((db) => jobStore.all(db));
@@ -97,10 +99,12 @@ export function createJobService(deps: JobServiceDeps) {
       const enforce = body['EnforceIndex'] === true;
       const wantIndex = typeof body['JobModifyIndex'] === 'number' ? body['JobModifyIndex'] : 0;
       const evalPriority = typeof body['EvalPriority'] === 'number' && body['EvalPriority'] > 0 ? body['EvalPriority'] : 0;
-      const hasActiveDeployments = (await deploymentStore.byJob(deps.prisma, job.Namespace, job.ID)).some(isActiveDeployment);
+      // One statement outside the lock (the tables to name, the periodic no-op), one inside.
+      const outside = await registerStore.snapshot(deps.prisma, job.Namespace, job.ID);
+      const hasActiveDeployments = outside.deployments.some(isActiveDeployment);
       const tables = [TABLES.jobs, TABLES.jobSummary, TABLES.jobVersions, TABLES.evals, ...(hasActiveDeployments ? [TABLES.deployments] : [])];
 
-      const existingOutside = await jobStore.get(deps.prisma, job.Namespace, job.ID);
+      const existingOutside = outside.existing;
       if (existingOutside && !jobSpecChanged(existingOutside.job, job) && isPeriodicOrParameterized(job) && !enforce) {
         // Nothing to write: no new version and no evaluation for periodic/parameterized jobs.
         const jmi = existingOutside.job.JobModifyIndex;
@@ -108,12 +112,13 @@ export function createJobService(deps: JobServiceDeps) {
       }
 
       const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
+        const snap = await registerStore.snapshot(tx, job.Namespace, job.ID);
         // Checked under the write lock: a namespace deleted by a concurrent writer must not
         // end up holding this job (the delete checks for jobs in the same ordered section).
-        if (!(await namespaceStore.get(tx, job.Namespace))) {
+        if (!snap.namespaceExists) {
           throw new BadRequestError(`job ${JSON.stringify(job.ID)} is in nonexistent namespace ${JSON.stringify(job.Namespace)}`);
         }
-        const existing = await jobStore.get(tx, job.Namespace, job.ID);
+        const existing = snap.existing;
         if (enforce) {
           const current = existing?.job.JobModifyIndex ?? 0;
           if (wantIndex === 0 && existing) {
@@ -156,12 +161,16 @@ export function createJobService(deps: JobServiceDeps) {
             },
             deps.clock,
           );
-          await evalStore.put(tx, ev);
         }
+        let deployments = snap.deployments;
         if (changed) {
           // Spec: a running deployment is cancelled when a newer job version is registered.
-          for (const d of await deploymentStore.byJob(tx, stored.Namespace, stored.ID)) {
-            if (!isActiveDeployment(d) || d.JobVersion >= stored.Version) continue;
+          deployments = [];
+          for (const d of snap.deployments) {
+            if (!isActiveDeployment(d) || d.JobVersion >= stored.Version) {
+              deployments.push(d);
+              continue;
+            }
             const cancelled: Deployment = {
               ...d,
               Status: 'cancelled',
@@ -171,14 +180,27 @@ export function createJobService(deps: JobServiceDeps) {
             };
             await deploymentStore.put(tx, cancelled);
             emit(deploymentEvent('JobRegistered', cancelled));
+            deployments.push(cancelled);
           }
         }
-        const refreshed = await refreshJobStatus(deps, tx, stored);
-        if (changed || refreshed.Status !== (existing as JobRecord).job.Status) {
-          if (!changed) refreshed.ModifyIndex = index;
-          await jobStore.put(tx, { job: refreshed, summary: summaryFor(refreshed, existing?.summary ?? null, index) });
-          if (changed) await jobStore.putVersion(tx, refreshed);
-        }
+        // The job's status as refreshJobStatus computes it, from the same snapshot plus this
+        // write's own changes (its evaluation, the cancelled deployments).
+        const refreshed: Job = {
+          ...stored,
+          Status: jobStatus(stored, {
+            hasActiveDeployment: deployments.some(isActiveDeployment),
+            hasActiveAlloc: snap.hasActiveAlloc,
+            hasActiveEval: snap.hasOpenEval || ev !== null,
+            hadEvals: snap.hadEvals || ev !== null,
+          }),
+        };
+        const writeJob = changed || refreshed.Status !== (existing as JobRecord).job.Status;
+        if (writeJob && !changed) refreshed.ModifyIndex = index;
+        await registerStore.write(tx, {
+          ev,
+          record: writeJob ? { job: refreshed, summary: summaryFor(refreshed, existing?.summary ?? null, index) } : null,
+          version: changed,
+        });
         if (changed) {
           emit(jobEvent('JobRegistered', refreshed));
           if (ev) emit(evalEvent('JobRegistered', ev));
