@@ -118,8 +118,10 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
       description: 'The primary endpoint for resolving module sources (reference B.3). The first element of `modules` is the requested module.',
       fields: { namespace: ns, name, provider },
       operations: {
-        read(ctx) {
-          return modules.versions(ctx.params.namespace, ctx.params.name, ctx.params.provider);
+        async read(ctx) {
+          // Serialised once per module row version (modules.service.ts versionsJson).
+          const body = await modules.versionsJson(ctx.params.namespace, ctx.params.name, ctx.params.provider);
+          return new Reply(200, body.text, { 'Content-Type': 'application/json', 'Content-Length': String(body.bytes) });
         },
       },
     }),

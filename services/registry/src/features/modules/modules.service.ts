@@ -18,6 +18,7 @@ import type {
   ModuleRecord,
   ModuleSummary,
   VersionRecord,
+  VersionRequirements,
   VersionsResponse,
 } from './modules.types';
 import { PAGE_RULES, paginationMeta, resolvePage } from './pagination';
@@ -45,11 +46,26 @@ export interface ArchiveDownload {
   filename: string;
 }
 
+/** A response body serialised once: the JSON text and its length in bytes. */
+export interface JsonText {
+  text: string;
+  bytes: number;
+}
+
+/** Versions responses held per process (the hot set of `terraform init`); oldest read go first. */
+export const VERSIONS_CACHE_ENTRIES = 4096;
+
 export interface ModuleService {
   list(params: ListParams, url: RequestUrl): Promise<ModuleList>;
   search(q: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
   latestForAllProviders(namespace: string, name: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
   versions(namespace: string, name: string, provider: string): Promise<VersionsResponse>;
+  /**
+   * The versions response, serialised. Every call asks the database; a response already
+   * built for the module's current row version is reused (not parsed, sorted nor
+   * serialised again).
+   */
+  versionsJson(namespace: string, name: string, provider: string): Promise<JsonText>;
   /** `version` undefined: the latest version. */
   detail(namespace: string, name: string, provider: string, version?: string): Promise<ModuleDetail>;
   /** The X-Registry-Get location (relative to the download URL); records a download unless `record` is false. */
@@ -124,8 +140,15 @@ function partView(p: ModulePart): ModulePartView {
   };
 }
 
+function versionsResponse(namespace: string, name: string, provider: string, rows: ({ version: string } & VersionRequirements)[]): VersionsResponse {
+  rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
+  return { modules: [{ source: `${namespace}/${name}/${provider}`, versions: rows.map((r) => ({ version: r.version, root: r.root, submodules: r.submodules })) }] };
+}
+
 export function createModuleService(deps: ModuleServiceDeps): ModuleService {
   const { store } = deps;
+  // Address -> the versions response built from the module row version `stamp`.
+  const versionsHeld = new Map<string, { stamp: string; body: JsonText }>();
 
   async function requireModule(namespace: string, name: string, provider: string): Promise<ModuleRecord> {
     const m = await store.find(namespace, name, provider);
@@ -162,15 +185,31 @@ export function createModuleService(deps: ModuleServiceDeps): ModuleService {
     async versions(namespace, name, provider) {
       const rows = await store.versionRequirementsByAddress(namespace, name, provider);
       if (rows.length === 0) throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
-      rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
-      return {
-        modules: [
-          {
-            source: `${namespace}/${name}/${provider}`,
-            versions: rows.map((r) => ({ version: r.version, root: r.requirements.root, submodules: r.requirements.submodules })),
-          },
-        ],
-      };
+      return versionsResponse(namespace, name, provider, rows.map((r) => ({ version: r.version, ...r.requirements })));
+    },
+
+    async versionsJson(namespace, name, provider) {
+      const key = `${namespace}\0${name}\0${provider}`;
+      const held = versionsHeld.get(key);
+      const read = await store.versionRowsByAddress(namespace, name, provider, held?.stamp ?? '');
+      if (read === null) {
+        versionsHeld.delete(key);
+        throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
+      }
+      let body: JsonText;
+      if (read.rows === null) {
+        // The database confirmed the version held (taken before the query: a concurrent
+        // read may have replaced the map's entry since).
+        if (!held || held.stamp !== read.stamp) throw new Error(`versions of ${key}: no rows at row version ${read.stamp}`);
+        body = held.body;
+      } else {
+        const text = JSON.stringify(versionsResponse(namespace, name, provider, JSON.parse(read.rows) as ({ version: string } & VersionRequirements)[]));
+        body = { text, bytes: Buffer.byteLength(text) };
+      }
+      versionsHeld.delete(key);
+      versionsHeld.set(key, { stamp: read.stamp, body });
+      if (versionsHeld.size > VERSIONS_CACHE_ENTRIES) versionsHeld.delete(versionsHeld.keys().next().value as string);
+      return body;
     },
 
     async detail(namespace, name, provider, version) {
