@@ -62,7 +62,7 @@ export interface ModuleService {
   versions(namespace: string, name: string, provider: string): Promise<VersionsResponse>;
   /**
    * The versions response, serialised. Every call asks the database; a response already
-   * built for the module's current row version is reused (not parsed, sorted nor
+   * built for the module's current set of versions is reused (not parsed, sorted nor
    * serialised again).
    */
   versionsJson(namespace: string, name: string, provider: string): Promise<JsonText>;
@@ -147,7 +147,7 @@ function versionsResponse(namespace: string, name: string, provider: string, row
 
 export function createModuleService(deps: ModuleServiceDeps): ModuleService {
   const { store } = deps;
-  // Address -> the versions response built from the module row version `stamp`.
+  // Address -> the versions response built from the versions at `stamp` (id:versions_revision).
   const versionsHeld = new Map<string, { stamp: string; body: JsonText }>();
 
   async function requireModule(namespace: string, name: string, provider: string): Promise<ModuleRecord> {

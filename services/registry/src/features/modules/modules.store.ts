@@ -35,10 +35,11 @@ export class NamespaceMissingError extends Error {
 
 /**
  * The versions endpoint's rows for one address as stored (JSON text, `[{version, root,
- * submodules}]`), with the module row's version (`id:xmin`). `rows` is null when the caller
- * already holds this version (`held`): the versions of a module only change in a
- * transaction that also updates its module row (createVersion, deleteVersion), so an
- * unchanged row version means unchanged versions. null altogether: no such module.
+ * submodules}]`), with the version of that set, `id:versions_revision`. `rows` is null when
+ * the caller already holds this version (`held`): versions are immutable and only
+ * published or deleted in a transaction that raises its module's versions_revision
+ * (refreshLatest), and a module deleted and published again has a new id. null altogether:
+ * no such module.
  */
 export interface VersionRowsRead {
   stamp: string;
@@ -55,7 +56,7 @@ export interface ModuleStore {
   versionRequirements(moduleId: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
   /** Versions and requirements by address in one query; empty when the module does not exist. */
   versionRequirementsByAddress(namespace: string, name: string, provider: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
-  /** The versions endpoint's rows unless `held` is still the module's row version; null: no module. */
+  /** The versions endpoint's rows unless `held` is still their version; null: no module. */
   versionRowsByAddress(namespace: string, name: string, provider: string, held: string): Promise<VersionRowsRead | null>;
   findVersion(moduleId: string, version: string): Promise<VersionRecord | null>;
   findVersionDetail(moduleId: string, version: string): Promise<VersionDetailRecord | null>;
@@ -197,7 +198,7 @@ function statement(name: string, build: () => string): string {
   return text;
 }
 
-const VERSION_ROW_STAMP = `(m."id"::text || ':' || m."xmin"::text)`;
+const VERSION_ROW_STAMP = `(m."id"::text || ':' || m."versions_revision"::text)`;
 const READ_SQL = {
   find: `SELECT ${READ_COLUMNS} FROM ${READ_FROM} WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3`,
   listByName: `SELECT ${READ_COLUMNS} FROM ${READ_FROM} WHERE m."namespace" = $1 AND m."name" = $2 ORDER BY m."provider" LIMIT $3 OFFSET $4`,
@@ -262,7 +263,8 @@ export function createModuleStore(prisma: PrismaClient, pool: Pool): ModuleStore
     });
     await tx.registryModule.update({
       where: { id: moduleId },
-      data: { latestVersion: latest, description: row.description, source: row.source, publishedAt: row.publishedAt },
+      // versionsRevision: the versions of this module changed (versionRowsByAddress).
+      data: { latestVersion: latest, description: row.description, source: row.source, publishedAt: row.publishedAt, versionsRevision: { increment: 1 } },
     });
     await tx.$executeRaw`UPDATE "registry"."modules" SET "search_document" = ${SEARCH_DOCUMENT_SQL} WHERE "id" = ${moduleId}::uuid`;
     return true;
