@@ -46,9 +46,25 @@ export interface VersionRowsRead {
   rows: string | null;
 }
 
+export interface CatalogPage {
+  modules: ModuleRecord[];
+  hasMore: boolean;
+  snapshot: string | null;
+}
+
 export interface ModuleStore {
-  list(filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
-  search(query: SearchQuery, filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
+  /** `snapshot`: the snapshot the rows were read in (pg_snapshot text), null when no row came back. */
+  list(filter: ModuleFilter, page: Page): Promise<CatalogPage>;
+  search(query: SearchQuery, filter: ModuleFilter, page: Page): Promise<CatalogPage>;
+  /**
+   * Whether no transaction that changed registry.modules or registry.namespaces committed
+   * between `snapshot` and the statement's own snapshot (returned: equivalent to `snapshot`
+   * for every catalog read when `unchanged`). Rows of catalog_changes the answer depends on
+   * are those with xid >= xmin(snapshot): see pruneCatalogChanges.
+   */
+  catalogUnchangedSince(snapshot: string): Promise<{ unchanged: boolean; snapshot: string }>;
+  /** Deletes catalog_changes rows of transactions older than `xmin` (a snapshot's xmin); returns how many. */
+  pruneCatalogChanges(xmin: string): Promise<number>;
   listByName(namespace: string, name: string, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
   find(namespace: string, name: string, provider: string): Promise<ModuleRecord | null>;
   providersOf(namespace: string, name: string): Promise<string[]>;
@@ -164,6 +180,8 @@ function isForeignKeyViolation(err: unknown): boolean {
 const READ_COLUMNS = `m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
        m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt", n."owner"`;
 const READ_FROM = `"registry"."modules" m JOIN "registry"."namespaces" n ON n."name" = m."namespace"`;
+/** The statement's snapshot, with the rows of a catalog read (CatalogPage.snapshot). */
+const SNAPSHOT_COLUMN = `pg_current_snapshot()::text AS "snapshot"`;
 
 /** Filter conditions on m, numbered from $1, and the name suffix of their statement. */
 function filterSql(filter: ModuleFilter, first: number): { where: string[]; values: unknown[]; key: string } {
@@ -212,6 +230,13 @@ const READ_SQL = {
         SELECT COALESCE(json_agg(json_build_object('version', v."version", 'root', v."requirements"->'root', 'submodules', v."requirements"->'submodules')), '[]'::json)::text
           FROM "registry"."module_versions" v WHERE v."module_id" = m."id") END AS "rows"
     FROM "registry"."modules" m WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3`,
+  // A transaction not visible in $1 whose change is visible now: its xid is at least
+  // xmin($1) (older ones were all visible in $1) and not visible in $1.
+  catalogUnchanged: `SELECT NOT EXISTS (
+        SELECT 1 FROM "registry"."catalog_changes" c
+         WHERE c."xid" >= pg_snapshot_xmin($1::pg_snapshot)::text::bigint
+           AND NOT pg_visible_in_snapshot(c."xid"::text::xid8, $1::pg_snapshot)) AS "unchanged",
+      ${SNAPSHOT_COLUMN}`,
   ping: 'SELECT 1',
 } as const;
 
@@ -284,11 +309,11 @@ export function createModuleStore(prisma: PrismaClient, pool: Pool): ModuleStore
       const f = filterSql(filter, 1);
       const n = f.values.length;
       const text = statement(`list_${f.key}`, () =>
-        `SELECT ${READ_COLUMNS} FROM ${READ_FROM}${f.where.length > 0 ? ` WHERE ${f.where.join(' AND ')}` : ''}
+        `SELECT ${READ_COLUMNS}, ${SNAPSHOT_COLUMN} FROM ${READ_FROM}${f.where.length > 0 ? ` WHERE ${f.where.join(' AND ')}` : ''}
           ORDER BY m."namespace", m."name", m."provider" LIMIT $${n + 1} OFFSET $${n + 2}`,
       );
-      const rows = await read<RawModuleRow>(`list_${f.key}`, text, [...f.values, page.limit + 1, page.offset]);
-      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit };
+      const rows = await read<RawModuleRow & { snapshot: string }>(`list_${f.key}`, text, [...f.values, page.limit + 1, page.offset]);
+      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit, snapshot: rows[0]?.snapshot ?? null };
     },
 
     async search(query, filter, page) {
@@ -299,13 +324,23 @@ export function createModuleStore(prisma: PrismaClient, pool: Pool): ModuleStore
       const name = `search_${query.kind}_${f.key}`;
       const text = statement(name, () => {
         const tsquery = query.kind === 'web' ? `websearch_to_tsquery('english'::regconfig, $1)` : `to_tsquery('english'::regconfig, $1)`;
-        return `SELECT ${READ_COLUMNS} FROM ${READ_FROM}, ${tsquery} AS q(query)
+        return `SELECT ${READ_COLUMNS}, ${SNAPSHOT_COLUMN} FROM ${READ_FROM}, ${tsquery} AS q(query)
           WHERE ${[`${SEARCH_VECTOR_TEXT} @@ q.query`, ...f.where].join(' AND ')}
           ORDER BY ts_rank(${SEARCH_VECTOR_TEXT}, q.query) DESC, m."downloads" DESC, m."namespace", m."name", m."provider"
           LIMIT $${n + 1} OFFSET $${n + 2}`;
       });
-      const rows = await read<RawModuleRow>(name, text, [query.kind === 'web' ? query.text : query.tsquery, ...f.values, page.limit + 1, page.offset]);
-      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit };
+      const rows = await read<RawModuleRow & { snapshot: string }>(name, text, [query.kind === 'web' ? query.text : query.tsquery, ...f.values, page.limit + 1, page.offset]);
+      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit, snapshot: rows[0]?.snapshot ?? null };
+    },
+
+    async catalogUnchangedSince(snapshot) {
+      const [row] = await read<{ unchanged: boolean; snapshot: string }>('catalog_unchanged', READ_SQL.catalogUnchanged, [snapshot]);
+      if (!row) throw new Error('catalog check: no row');
+      return row;
+    },
+
+    async pruneCatalogChanges(xmin) {
+      return (await pool.query('DELETE FROM "registry"."catalog_changes" WHERE "xid" < $1::bigint', [xmin])).rowCount ?? 0;
     },
 
     async listByName(namespace, name, page) {
