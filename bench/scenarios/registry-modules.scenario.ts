@@ -1,7 +1,7 @@
 // Issue 6, item 7 and issue 30: the module registry's list, versions, download and search
 // endpoints over 5,000 modules x 20 versions (100,000 version rows, each with a realistic
 // analysis document), through the whole service as `make dev` runs it (buildApp +
-// composeRegistry, the production listener, Prisma over PostgreSQL, the request log at the
+// composeRegistry, the production listener, Prisma and the read pool over PostgreSQL, the request log at the
 // run's level), reported against the same-run bare node:http server.
 //
 // Seeding uses set-based SQL (registry-seed.ts): ~15 s per scenario on a quiet machine.
@@ -12,6 +12,7 @@ import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { buildApp } from '../../services/registry/src/app';
 import { composeRegistry } from '../../services/registry/src/compose';
+import { createRegistryReadPool } from '../../services/registry/src/features/modules/modules.store';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { seedRegistry } from './registry-seed';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
@@ -35,10 +36,11 @@ async function startRegistry(ctx: ScenarioContext, requests: (modules: number) =
     throw err;
   }
   const prisma = createPrismaClient({ url, poolSize: 16 });
+  const readPool = createRegistryReadPool(url);
   const logger = serviceLogger(ctx, 'registry');
   const app = buildApp({
     ...composeRegistry(
-      { prisma, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
+      { prisma, readPool, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
       {
         publicReads: true,
         publicArchives: false,
@@ -58,6 +60,7 @@ async function startRegistry(ctx: ScenarioContext, requests: (modules: number) =
     target: { kind: 'http', url: listener.url, requests: requests(modules) },
     async teardown() {
       await listener.close();
+      await readPool.end();
       await prisma.$disconnect();
       await db.drop();
     },

@@ -2,6 +2,7 @@
 // integration tests, so both run exactly the same graph.
 import type { BlobStore } from '@selfstack/blob';
 import type { PrismaClient } from '@selfstack/db';
+import type { Pool } from 'pg';
 import { createLoadShedder, createMaintenanceGate, createMemoryRateLimiter, createRedisRateLimiter, MAINTENANCE_KEY, type RateLimitRedis } from '@selfstack/http-kit';
 import type { Logger } from '@selfstack/logger';
 import type { RegistryAppDeps } from './app';
@@ -39,6 +40,8 @@ export const REGISTRY_RATE_LIMIT_WINDOW_MS = 60_000;
 
 export interface RegistryClients {
   prisma: PrismaClient;
+  /** node-postgres pool for the hot reads (modules.store.ts createRegistryReadPool); the caller closes it. */
+  readPool: Pool;
   blobs: BlobStore;
   logger: Logger;
   /** Rate limits counted in Redis when given (shared by replicas), else in memory. */
@@ -49,7 +52,7 @@ export interface RegistryClients {
 export function composeRegistry(clients: RegistryClients, settings: RegistrySettings): RegistryAppDeps {
   const { prisma, blobs, logger } = clients;
   const clock = settings.clock ?? (() => new Date());
-  const moduleStore = createModuleStore(prisma);
+  const moduleStore = createModuleStore(prisma, clients.readPool);
   const adminStore = createAdminStore(prisma);
   const auth = createAuthService({ tokens: adminStore, adminToken: settings.adminToken, publicReads: settings.publicReads, clock });
   const rules = { api: { limit: settings.rateLimitPerMinute ?? 1200, windowMs: REGISTRY_RATE_LIMIT_WINDOW_MS } };
@@ -83,3 +86,4 @@ export function composeRegistry(clients: RegistryClients, settings: RegistrySett
     readiness: async () => ({ postgres: await moduleStore.ping().catch(() => false) }),
   };
 }
+

@@ -9,6 +9,7 @@ import { createCounterClient } from '@selfstack/bus';
 import { createListener, runService } from '@selfstack/http-kit';
 import { buildApp } from './app';
 import { composeRegistry } from './compose';
+import { createRegistryReadPool } from './features/modules/modules.store';
 import { loadRegistryConfig } from './config';
 
 void runService({
@@ -27,10 +28,12 @@ void runService({
 
     const prisma = createPrismaClient({ url: databaseUrl, logger });
     onShutdown('prisma', () => prisma.$disconnect());
+    const readPool = createRegistryReadPool(databaseUrl, { onIdleError: (err) => logger.warn('read pool: idle connection ended', { error: err.message }) });
+    onShutdown('read pool', () => readPool.end());
     const redis = createCounterClient(config.redisUrl, logger, onShutdown);
     const blobs = createBlobStoreFromConfig(config.blob);
     const deps = composeRegistry(
-      { prisma, blobs, logger, redis, redisPrefix: 'registry:' },
+      { prisma, readPool, blobs, logger, redis, redisPrefix: 'registry:' },
       {
         publicReads: config.publicReads,
         publicArchives: config.publicArchives,

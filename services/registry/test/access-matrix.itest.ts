@@ -40,7 +40,7 @@ async function ok(res: request.Test, what: string): Promise<request.Response> {
 
 beforeAll(async () => {
   open = await startRegistry();
-  closed = await startRegistry({ publicReads: false }, { db: open.db, prisma: open.prisma, blobRoot: open.blobRoot });
+  closed = await startRegistry({ publicReads: false }, { db: open.db, prisma: open.prisma, readPool: open.readPool, blobRoot: open.blobRoot });
   openServer = await startTestListener(open.app);
   closedServer = await startTestListener(closed.app);
   for (const ns of ['acme', 'other']) await createNamespace(open.app, ns);

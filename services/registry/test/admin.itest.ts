@@ -187,7 +187,7 @@ describe('tokens', () => {
 describe('private reads (REGISTRY_PUBLIC_READS=false)', () => {
   let priv: Registry;
   beforeAll(async () => {
-    priv = await startRegistry({ publicReads: false }, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+    priv = await startRegistry({ publicReads: false }, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
   });
 
   it('needs a valid token for every read endpoint, read-only tokens suffice', async () => {

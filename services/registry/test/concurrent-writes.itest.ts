@@ -48,7 +48,7 @@ function interleave(a: (i: number) => Promise<Res>, b: (i: number) => Promise<Re
 
 beforeAll(async () => {
   reg = await startRegistry();
-  other = await startRegistry({}, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+  other = await startRegistry({}, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
   await createNamespace(reg.app, 'acme');
   token = (await createToken(reg.app, { namespace: 'acme' })).token;
 });

@@ -42,7 +42,7 @@ describe('registry rate limits', () => {
   });
 
   it('counts per client address (trust proxy on: X-Forwarded-For)', async () => {
-    const proxied = await startRegistry({ rateLimitPerMinute: 1, trustProxy: true }, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+    const proxied = await startRegistry({ rateLimitPerMinute: 1, trustProxy: true }, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
     expect((await request(proxied.app).get('/v1/modules').set('X-Forwarded-For', '192.0.2.1')).status).toBe(200);
     expect((await request(proxied.app).get('/v1/modules').set('X-Forwarded-For', '192.0.2.1')).status).toBe(429);
     expect((await request(proxied.app).get('/v1/modules').set('X-Forwarded-For', '192.0.2.2')).status).toBe(200);
@@ -66,7 +66,7 @@ describe('registry rate limits in Redis', () => {
 
   it('shares one window between replicas', async () => {
     const logger = createLogger({ service: 'registry', silent: true });
-    const replica = () => buildApp(composeRegistry({ prisma: reg.prisma, blobs: reg.blobs, logger, redis, redisPrefix: prefix }, { ...DEFAULT_SETTINGS, rateLimitPerMinute: 4 }));
+    const replica = () => buildApp(composeRegistry({ prisma: reg.prisma, readPool: reg.readPool, blobs: reg.blobs, logger, redis, redisPrefix: prefix }, { ...DEFAULT_SETTINGS, rateLimitPerMinute: 4 }));
     const a = replica();
     const b = replica();
     for (const app of [a, b, a, b]) expect((await request(app).get('/v1/modules')).status).toBe(200);
@@ -85,7 +85,7 @@ describe('registry maintenance mode', () => {
   let replica: Registry;
   beforeAll(async () => {
     reg = await startRegistry({ maintenanceCheckMs: 0 });
-    replica = await startRegistry({ maintenanceCheckMs: 0 }, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+    replica = await startRegistry({ maintenanceCheckMs: 0 }, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
   });
   afterAll(() => reg.close());
 

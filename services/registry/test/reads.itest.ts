@@ -253,7 +253,7 @@ describe('download and archive', () => {
     const tampered = await request(reg.app).get(`${base}?token=${otherToken.slice(0, -3)}abc`);
     expect(tampered.status).toBe(401);
 
-    const expiredReg = await startRegistry({ archiveUrlTtlSeconds: 1, clock: () => new Date(Date.now() - 10_000) }, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+    const expiredReg = await startRegistry({ archiveUrlTtlSeconds: 1, clock: () => new Date(Date.now() - 10_000) }, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
     const stale = await request(expiredReg.app).get('/v1/modules/acme/network/aws/1.0.0/download');
     const staleToken = new URL(stale.headers['x-registry-get'] as string, 'http://h/x/y').searchParams.get('token')!;
     const expired = await request(reg.app).get(`${base}?token=${staleToken}`);
@@ -264,7 +264,7 @@ describe('download and archive', () => {
   });
 
   it('serves archives without a signature when REGISTRY_PUBLIC_ARCHIVES=true', async () => {
-    const pub = await startRegistry({ publicArchives: true }, { db: reg.db, prisma: reg.prisma, blobRoot: reg.blobRoot });
+    const pub = await startRegistry({ publicArchives: true }, { db: reg.db, prisma: reg.prisma, readPool: reg.readPool, blobRoot: reg.blobRoot });
     const res = await request(pub.app).get('/v1/modules/acme/network/aws/1.0.0/download');
     expect(res.headers['x-registry-get']).toMatch(/^\.\/archive\.tar\.gz\?checksum=sha256%3A[0-9a-f]{64}$/);
     const archive = await request(pub.app).get('/v1/modules/acme/network/aws/1.0.0/archive.tar.gz');

@@ -4,6 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
+import type { Pool } from 'pg';
 import request from 'supertest';
 import { createFsBlobStore, type BlobStore } from '@selfstack/blob';
 import { createPrismaClient, type PrismaClient } from '@selfstack/db';
@@ -11,6 +12,7 @@ import { createLogger } from '@selfstack/logger';
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
 import { buildApp } from '../src/app';
 import { composeRegistry, type RegistrySettings } from '../src/compose';
+import { createRegistryReadPool } from '../src/features/modules/modules.store';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 export const SIGNING_KEY = 'signing-key-for-tests-0123456789abcdef';
@@ -18,6 +20,7 @@ export const SIGNING_KEY = 'signing-key-for-tests-0123456789abcdef';
 export interface Registry {
   app: Express;
   prisma: PrismaClient;
+  readPool: Pool;
   db: TestDatabase;
   blobs: BlobStore;
   blobRoot: string;
@@ -40,17 +43,22 @@ export const DEFAULT_SETTINGS: RegistrySettings = {
   rateLimitPerMinute: 1_000_000,
 };
 
-export async function startRegistry(overrides: Partial<RegistrySettings> = {}, shared?: { db: TestDatabase; prisma: PrismaClient; blobRoot: string }): Promise<Registry> {
+export async function startRegistry(
+  overrides: Partial<RegistrySettings> = {},
+  shared?: { db: TestDatabase; prisma: PrismaClient; readPool: Pool; blobRoot: string },
+): Promise<Registry> {
   const db = shared?.db ?? (await createTestDatabase());
   const prisma = shared?.prisma ?? createPrismaClient({ url: db.url, poolSize: 5 });
+  const readPool = shared?.readPool ?? createRegistryReadPool(db.url, { max: 5 });
   const blobRoot = shared?.blobRoot ?? (await mkdtemp(path.join(tmpdir(), 'registry-blobs-')));
   const blobs = createFsBlobStore({ root: blobRoot });
   const settings = { ...DEFAULT_SETTINGS, ...overrides };
   const logger = createLogger({ service: 'registry', silent: true });
-  const app = buildApp(composeRegistry({ prisma, blobs, logger }, settings));
+  const app = buildApp(composeRegistry({ prisma, readPool, blobs, logger }, settings));
   return {
     app,
     prisma,
+    readPool,
     db,
     blobs,
     blobRoot,
@@ -64,6 +72,7 @@ export async function startRegistry(overrides: Partial<RegistrySettings> = {}, s
     },
     async close() {
       if (shared) return;
+      await readPool.end();
       await prisma.$disconnect();
       await db.drop();
       await rm(blobRoot, { recursive: true, force: true });

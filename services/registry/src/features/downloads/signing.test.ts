@@ -26,4 +26,12 @@ describe('archive URL signing', () => {
     expect(signer.verify('not-a-jwt', 'v1')).toBe(false);
     expect(signer.verify('', 'v1')).toBe(false);
   });
+
+  it('writes exactly the token jsonwebtoken writes for the same claims', () => {
+    now = new Date('2026-11-22T00:00:00Z');
+    const iat = Math.floor(now.getTime() / 1000);
+    const expected = jwt.sign({ sub: 'v1', aud: 'registry-archive', iat, exp: iat + 300 }, 'k'.repeat(32), { algorithm: 'HS256', noTimestamp: true });
+    expect(signer.sign('v1')).toBe(expected);
+    expect(jwt.verify(signer.sign('v1'), 'k'.repeat(32), { algorithms: ['HS256'], audience: 'registry-archive', subject: 'v1', clockTimestamp: iat })).toMatchObject({ sub: 'v1', exp: iat + 300 });
+  });
 });

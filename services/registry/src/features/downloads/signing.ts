@@ -3,9 +3,12 @@
 // (which does see the token) hands out a URL carrying an HS256 JWT bound to one module
 // version; the archive endpoint checks it. Deleting and re-publishing a version gives it
 // a new id, so old URLs stop working.
+import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 
 const AUDIENCE = 'registry-archive';
+/** base64url of `{"alg":"HS256","typ":"JWT"}`, the header jsonwebtoken writes for HS256. */
+const HS256_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 export interface ArchiveSigner {
   sign(versionId: string): string;
@@ -20,8 +23,13 @@ export function createArchiveSigner(options: { key: string; ttlSeconds: number; 
   return {
     ttlSeconds: options.ttlSeconds,
     sign(versionId) {
-      const iat = nowSeconds();
-      return jwt.sign({ sub: versionId, aud: AUDIENCE, iat, exp: iat + options.ttlSeconds }, options.key, { algorithm: 'HS256', noTimestamp: true });
+      // The JWS written directly (RFC 7515 compact form; the same bytes jsonwebtoken.sign
+      // produces with noTimestamp, which leaves `iat` out): jsonwebtoken validates its
+      // options and claims through generic schema code on every call, several times the
+      // HMAC itself on the download path.
+      const payload = Buffer.from(JSON.stringify({ sub: versionId, aud: AUDIENCE, exp: nowSeconds() + options.ttlSeconds })).toString('base64url');
+      const input = `${HS256_HEADER}.${payload}`;
+      return `${input}.${createHmac('sha256', options.key).update(input).digest('base64url')}`;
     },
     verify(token, versionId) {
       try {

@@ -8,7 +8,7 @@ import { BadRequestError, UnsupportedMediaTypeError } from '@selfstack/errors';
 import type { AuthService, RegistryExtra } from '../auth/auth.service';
 import { TOKEN_HEADERS } from '../auth/tokens';
 import type { PublishService } from '../publish/publish.service';
-import type { ModuleService, RequestUrl } from './modules.service';
+import type { JsonText, ModuleService, RequestUrl } from './modules.service';
 
 export interface ModulesPathsDeps {
   modules: ModuleService;
@@ -90,8 +90,11 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
       },
     });
 
-  const list = (ctx: Ctx, namespace?: string) =>
-    modules.list({ ...(ctx.query as Record<string, never>), ...(namespace === undefined ? {} : { namespace }) }, requestUrl(ctx.req.originalUrl));
+  // Serialised answers (modules.service.ts listJson/searchJson: reused while PostgreSQL
+  // confirms the catalog unchanged).
+  const json = (body: JsonText) => new Reply(200, body.text, { 'Content-Type': 'application/json', 'Content-Length': String(body.bytes) });
+  const list = async (ctx: Ctx, namespace?: string) =>
+    json(await modules.listJson({ ...(ctx.query as Record<string, never>), ...(namespace === undefined ? {} : { namespace }) }, requestUrl(ctx.req.originalUrl)));
 
   return [
     def({
@@ -106,9 +109,9 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
         ...pageFields,
       },
       operations: {
-        read(ctx) {
+        async read(ctx) {
           if (ctx.query.q.trim() === '') throw new BadRequestError('q must not be empty');
-          return modules.search(ctx.query.q, ctx.query, requestUrl(ctx.req.originalUrl));
+          return json(await modules.searchJson(ctx.query.q, ctx.query, requestUrl(ctx.req.originalUrl)));
         },
       },
     }),
@@ -118,8 +121,9 @@ export function modulesPaths(deps: ModulesPathsDeps): AnyPathSpec<RegistryExtra>
       description: 'The primary endpoint for resolving module sources (reference B.3). The first element of `modules` is the requested module.',
       fields: { namespace: ns, name, provider },
       operations: {
-        read(ctx) {
-          return modules.versions(ctx.params.namespace, ctx.params.name, ctx.params.provider);
+        async read(ctx) {
+          // Serialised once per module row version (modules.service.ts versionsJson).
+          return json(await modules.versionsJson(ctx.params.namespace, ctx.params.name, ctx.params.provider));
         },
       },
     }),

@@ -18,6 +18,7 @@ import type {
   ModuleRecord,
   ModuleSummary,
   VersionRecord,
+  VersionRequirements,
   VersionsResponse,
 } from './modules.types';
 import { PAGE_RULES, paginationMeta, resolvePage } from './pagination';
@@ -45,11 +46,43 @@ export interface ArchiveDownload {
   filename: string;
 }
 
+/** A response body serialised once: the JSON text and its length in bytes. */
+export interface JsonText {
+  text: string;
+  bytes: number;
+}
+
+/** Versions responses held per process (the hot set of `terraform init`); oldest read go first. */
+export const VERSIONS_CACHE_ENTRIES = 4096;
+
+/** List and search answers held per process (keyed by path and query). */
+export const CATALOG_CACHE_ENTRIES = 1024;
+/**
+ * A held list or search answer is confirmed only while its snapshot is younger than this;
+ * older ones are read again. catalog_changes rows are kept for twice as long (prune).
+ */
+export const CATALOG_HELD_MS = 5 * 60_000;
+/** How often the service notes the current snapshot's xmin (and prunes catalog_changes). */
+export const CATALOG_PRUNE_EVERY_MS = 60_000;
+
 export interface ModuleService {
   list(params: ListParams, url: RequestUrl): Promise<ModuleList>;
   search(q: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
+  /**
+   * `list` and `search`, serialised. Every call asks the database: an answer already built
+   * is reused (not read, parsed nor serialised again) when PostgreSQL confirms that no
+   * change to modules or namespaces committed since the snapshot it was built in.
+   */
+  listJson(params: ListParams, url: RequestUrl): Promise<JsonText>;
+  searchJson(q: string, params: ListParams, url: RequestUrl): Promise<JsonText>;
   latestForAllProviders(namespace: string, name: string, params: ListParams, url: RequestUrl): Promise<ModuleList>;
   versions(namespace: string, name: string, provider: string): Promise<VersionsResponse>;
+  /**
+   * The versions response, serialised. Every call asks the database; a response already
+   * built for the module's current set of versions is reused (not parsed, sorted nor
+   * serialised again).
+   */
+  versionsJson(namespace: string, name: string, provider: string): Promise<JsonText>;
   /** `version` undefined: the latest version. */
   detail(namespace: string, name: string, provider: string, version?: string): Promise<ModuleDetail>;
   /** The X-Registry-Get location (relative to the download URL); records a download unless `record` is false. */
@@ -72,13 +105,16 @@ export interface ModuleServiceDeps {
   blobs: BlobStore;
   signer: ArchiveSigner;
   publicArchives: boolean;
+  /** Monotonic milliseconds (tests); performance.now by default. */
+  now?: () => number;
 }
 
 export const ARCHIVE_FILENAMES: Record<ArchiveFormat, string> = { 'tar.gz': 'archive.tar.gz', zip: 'archive.zip' };
 
 /** Spec: "ISO 8601 UTC timestamp with microseconds" (JS dates carry milliseconds). */
 export function microsecondTimestamp(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  // toISOString is always `...sss` + `Z` for the years a module can be published in.
+  return `${d.toISOString().slice(0, -1)}000Z`;
 }
 
 function filterOf(params: ListParams, namespace?: string): ModuleFilter {
@@ -124,8 +160,86 @@ function partView(p: ModulePart): ModulePartView {
   };
 }
 
+function versionsResponse(namespace: string, name: string, provider: string, rows: ({ version: string } & VersionRequirements)[]): VersionsResponse {
+  rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
+  return { modules: [{ source: `${namespace}/${name}/${provider}`, versions: rows.map((r) => ({ version: r.version, root: r.root, submodules: r.submodules })) }] };
+}
+
+/** The xmin of a pg_snapshot text (`xmin:xmax:xip,...`). */
+function snapshotXmin(snapshot: string): string {
+  return snapshot.slice(0, snapshot.indexOf(':'));
+}
+
+/**
+ * List and search answers, each with the snapshot it was built in (catalogUnchangedSince
+ * confirms it), and the pruning of catalog_changes: every CATALOG_PRUNE_EVERY_MS the
+ * current snapshot's xmin is noted, and rows older than the xmin noted at least
+ * 2 x CATALOG_HELD_MS ago are deleted. A held answer is only confirmed while younger than
+ * CATALOG_HELD_MS, so its snapshot came after that note; snapshot xmins only grow, so every
+ * row its confirmation needs (xid >= its xmin) is still there, whichever replica pruned.
+ */
+function createCatalogAnswers(store: ModuleStore, now: () => number) {
+  const held = new Map<string, { snapshot: string; at: number; body: JsonText }>();
+  const notes: { at: number; xmin: string }[] = [];
+  let lastNote = -Infinity;
+  let pruning = false;
+
+  function keep(key: string, snapshot: string, at: number, body: JsonText): void {
+    held.delete(key);
+    held.set(key, { snapshot, at, body });
+    if (held.size > CATALOG_CACHE_ENTRIES) held.delete(held.keys().next().value as string);
+    if (at - lastNote >= CATALOG_PRUNE_EVERY_MS) {
+      lastNote = at;
+      notes.push({ at, xmin: snapshotXmin(snapshot) });
+      prune(at);
+    }
+  }
+
+  function prune(at: number): void {
+    let horizon: string | undefined;
+    while (notes.length > 0 && (notes[0] as { at: number }).at <= at - 2 * CATALOG_HELD_MS) horizon = (notes.shift() as { xmin: string }).xmin;
+    if (horizon === undefined || pruning) return;
+    pruning = true;
+    // Not awaited by the request; a failure leaves the rows for the next note.
+    store
+      .pruneCatalogChanges(horizon)
+      .catch(() => undefined)
+      .finally(() => {
+        pruning = false;
+      });
+  }
+
+  return {
+    async answer(key: string, build: () => Promise<{ body: JsonText; snapshot: string | null }>): Promise<JsonText> {
+      const at = now();
+      const entry = held.get(key);
+      if (entry && at - entry.at < CATALOG_HELD_MS) {
+        const check = await store.catalogUnchangedSince(entry.snapshot);
+        if (check.unchanged) {
+          keep(key, check.snapshot, at, entry.body);
+          return entry.body;
+        }
+      }
+      const built = await build();
+      if (built.snapshot === null) held.delete(key);
+      else keep(key, built.snapshot, at, built.body);
+      return built.body;
+    },
+  };
+}
+
+function jsonText(value: unknown): JsonText {
+  const text = JSON.stringify(value);
+  return { text, bytes: Buffer.byteLength(text) };
+}
+
 export function createModuleService(deps: ModuleServiceDeps): ModuleService {
   const { store } = deps;
+  const catalog = createCatalogAnswers(store, deps.now ?? (() => performance.now()));
+  // The answer is a function of the path and the query (JSON: no two queries share a key).
+  const urlKey = (kind: string, url: RequestUrl) => `${kind} ${url.path} ${JSON.stringify(url.query)}`;
+  // Address -> the versions response built from the versions at `stamp` (id:versions_revision).
+  const versionsHeld = new Map<string, { stamp: string; body: JsonText }>();
 
   async function requireModule(namespace: string, name: string, provider: string): Promise<ModuleRecord> {
     const m = await store.find(namespace, name, provider);
@@ -146,6 +260,22 @@ export function createModuleService(deps: ModuleServiceDeps): ModuleService {
       return { meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) };
     },
 
+    listJson(params, url) {
+      return catalog.answer(urlKey('list', url), async () => {
+        const page = resolvePage(PAGE_RULES.list, params.limit, params.offset);
+        const { modules, hasMore, snapshot } = await store.list(filterOf(params), page);
+        return { snapshot, body: jsonText({ meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) }) };
+      });
+    },
+
+    searchJson(q, params, url) {
+      return catalog.answer(urlKey('search', url), async () => {
+        const page = resolvePage(PAGE_RULES.search, params.limit, params.offset);
+        const { modules, hasMore, snapshot } = await store.search(toSearchQuery(q), filterOf(params), page);
+        return { snapshot, body: jsonText({ meta: paginationMeta(page, hasMore, url.path, url.query), modules: modules.map((m) => summaryOf(m)) }) };
+      });
+    },
+
     async search(q, params, url) {
       const page = resolvePage(PAGE_RULES.search, params.limit, params.offset);
       const { modules, hasMore } = await store.search(toSearchQuery(q), filterOf(params), page);
@@ -162,15 +292,31 @@ export function createModuleService(deps: ModuleServiceDeps): ModuleService {
     async versions(namespace, name, provider) {
       const rows = await store.versionRequirementsByAddress(namespace, name, provider);
       if (rows.length === 0) throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
-      rows.sort((a, b) => compareVersionsDesc(a.version, b.version));
-      return {
-        modules: [
-          {
-            source: `${namespace}/${name}/${provider}`,
-            versions: rows.map((r) => ({ version: r.version, root: r.requirements.root, submodules: r.requirements.submodules })),
-          },
-        ],
-      };
+      return versionsResponse(namespace, name, provider, rows.map((r) => ({ version: r.version, ...r.requirements })));
+    },
+
+    async versionsJson(namespace, name, provider) {
+      const key = `${namespace}\0${name}\0${provider}`;
+      const held = versionsHeld.get(key);
+      const read = await store.versionRowsByAddress(namespace, name, provider, held?.stamp ?? '');
+      if (read === null) {
+        versionsHeld.delete(key);
+        throw new NotFoundError(`module ${namespace}/${name}/${provider} not found`);
+      }
+      let body: JsonText;
+      if (read.rows === null) {
+        // The database confirmed the version held (taken before the query: a concurrent
+        // read may have replaced the map's entry since).
+        if (!held || held.stamp !== read.stamp) throw new Error(`versions of ${key}: no rows at row version ${read.stamp}`);
+        body = held.body;
+      } else {
+        const text = JSON.stringify(versionsResponse(namespace, name, provider, JSON.parse(read.rows) as ({ version: string } & VersionRequirements)[]));
+        body = { text, bytes: Buffer.byteLength(text) };
+      }
+      versionsHeld.delete(key);
+      versionsHeld.set(key, { stamp: read.stamp, body });
+      if (versionsHeld.size > VERSIONS_CACHE_ENTRIES) versionsHeld.delete(versionsHeld.keys().next().value as string);
+      return body;
     },
 
     async detail(namespace, name, provider, version) {

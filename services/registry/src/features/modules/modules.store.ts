@@ -1,7 +1,8 @@
 // Persistence of modules, versions and download events (prisma/schema/registry.prisma).
 // The only place that talks to Prisma for this feature.
 import { randomUUID } from 'node:crypto';
-import { Prisma, jsonValue, type PrismaClient } from '@selfstack/db';
+import { Prisma, createPgPool, jsonValue, namedQuery, type PrismaClient } from '@selfstack/db';
+import type { Pool } from 'pg';
 import type { ArchiveFormat } from '../archive/archive.types';
 import type { ModuleAnalysis } from '../analysis/analysis.types';
 import { latestVersion } from './names';
@@ -32,9 +33,38 @@ export class NamespaceMissingError extends Error {
   override readonly name = 'NamespaceMissingError';
 }
 
+/**
+ * The versions endpoint's rows for one address as stored (JSON text, `[{version, root,
+ * submodules}]`), with the version of that set, `id:versions_revision`. `rows` is null when
+ * the caller already holds this version (`held`): versions are immutable and only
+ * published or deleted in a transaction that raises its module's versions_revision
+ * (refreshLatest), and a module deleted and published again has a new id. null altogether:
+ * no such module.
+ */
+export interface VersionRowsRead {
+  stamp: string;
+  rows: string | null;
+}
+
+export interface CatalogPage {
+  modules: ModuleRecord[];
+  hasMore: boolean;
+  snapshot: string | null;
+}
+
 export interface ModuleStore {
-  list(filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
-  search(query: SearchQuery, filter: ModuleFilter, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
+  /** `snapshot`: the snapshot the rows were read in (pg_snapshot text), null when no row came back. */
+  list(filter: ModuleFilter, page: Page): Promise<CatalogPage>;
+  search(query: SearchQuery, filter: ModuleFilter, page: Page): Promise<CatalogPage>;
+  /**
+   * Whether no transaction that changed registry.modules or registry.namespaces committed
+   * between `snapshot` and the statement's own snapshot (returned: equivalent to `snapshot`
+   * for every catalog read when `unchanged`). Rows of catalog_changes the answer depends on
+   * are those with xid >= xmin(snapshot): see pruneCatalogChanges.
+   */
+  catalogUnchangedSince(snapshot: string): Promise<{ unchanged: boolean; snapshot: string }>;
+  /** Deletes catalog_changes rows of transactions older than `xmin` (a snapshot's xmin); returns how many. */
+  pruneCatalogChanges(xmin: string): Promise<number>;
   listByName(namespace: string, name: string, page: Page): Promise<{ modules: ModuleRecord[]; hasMore: boolean }>;
   find(namespace: string, name: string, provider: string): Promise<ModuleRecord | null>;
   providersOf(namespace: string, name: string): Promise<string[]>;
@@ -42,6 +72,8 @@ export interface ModuleStore {
   versionRequirements(moduleId: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
   /** Versions and requirements by address in one query; empty when the module does not exist. */
   versionRequirementsByAddress(namespace: string, name: string, provider: string): Promise<{ version: string; requirements: VersionRequirements }[]>;
+  /** The versions endpoint's rows unless `held` is still their version; null: no module. */
+  versionRowsByAddress(namespace: string, name: string, provider: string, held: string): Promise<VersionRowsRead | null>;
   findVersion(moduleId: string, version: string): Promise<VersionRecord | null>;
   findVersionDetail(moduleId: string, version: string): Promise<VersionDetailRecord | null>;
   versionExists(namespace: string, name: string, provider: string, version: string): Promise<boolean>;
@@ -62,7 +94,7 @@ export interface ModuleStore {
 // The search document: weighted tsvector (namespace, name, provider: A; description: B)
 // stored as text in modules.search_document and searched through the GIN index
 // "modules_search_idx" on `search_document::tsvector` (migration 20261122004000_registry).
-const SEARCH_VECTOR = Prisma.sql`(m."search_document"::tsvector)`;
+const SEARCH_VECTOR_TEXT = '(m."search_document"::tsvector)';
 const SEARCH_DOCUMENT_SQL = Prisma.sql`(setweight(to_tsvector('english'::regconfig, "namespace" || ' ' || "name" || ' ' || "provider"), 'A') || setweight(to_tsvector('english'::regconfig, "description"), 'B'))::text`;
 
 type ModuleRow = {
@@ -109,16 +141,8 @@ function toModule(row: ModuleRow): ModuleRecord {
   };
 }
 
-/** A module row with its namespace's owner, as the raw statements select it (MODULE_COLUMNS). */
+/** A module row with its namespace's owner, as the read statements select it (READ_COLUMNS). */
 type RawModuleRow = Omit<ModuleRow, 'ns'> & { owner: string };
-
-const MODULE_COLUMNS = Prisma.sql`m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
-               m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt",
-               n."owner"`;
-
-function fromRaw(r: RawModuleRow): ModuleRecord {
-  return toModule({ ...r, downloads: Number(r.downloads), ns: { owner: r.owner } });
-}
 
 const versionSelect = {
   id: true,
@@ -148,7 +172,110 @@ function isForeignKeyViolation(err: unknown): boolean {
   return /23503|foreign key constraint/i.test(text);
 }
 
-export function createModuleStore(prisma: PrismaClient): ModuleStore {
+// The hot reads (issue 30) run as prepared statements on a node-postgres pool: through
+// Prisma's $queryRaw each cost 350-600 µs of CPU in this process, several times the
+// statement itself (docs/registry.md, "Performance"). One statement name per text: the
+// filters a request may combine give one statement each, so every one keeps a plan that
+// fits it (a generic plan over optional filters would scan the whole list index).
+const READ_COLUMNS = `m."id"::text AS "id", m."namespace", m."name", m."provider", m."verified", m."downloads",
+       m."latest_version" AS "latestVersion", m."description", m."source", m."published_at" AS "publishedAt", n."owner"`;
+const READ_FROM = `"registry"."modules" m JOIN "registry"."namespaces" n ON n."name" = m."namespace"`;
+/** The statement's snapshot, with the rows of a catalog read (CatalogPage.snapshot). */
+const SNAPSHOT_COLUMN = `pg_current_snapshot()::text AS "snapshot"`;
+
+/** Filter conditions on m, numbered from $1, and the name suffix of their statement. */
+function filterSql(filter: ModuleFilter, first: number): { where: string[]; values: unknown[]; key: string } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  let key = '';
+  if (filter.namespace !== undefined) {
+    values.push(filter.namespace);
+    where.push(`m."namespace" = $${first + values.length - 1}`);
+    key += 'n';
+  }
+  if (filter.provider !== undefined) {
+    values.push(filter.provider);
+    where.push(`m."provider" = $${first + values.length - 1}`);
+    key += 'p';
+  }
+  if (filter.verifiedOnly) {
+    where.push('m."verified"');
+    key += 'v';
+  }
+  return { where, values, key };
+}
+
+/** Statement texts by name, built once per name (the same name always has the same text). */
+const statementTexts = new Map<string, string>();
+function statement(name: string, build: () => string): string {
+  let text = statementTexts.get(name);
+  if (text === undefined) {
+    text = build();
+    statementTexts.set(name, text);
+  }
+  return text;
+}
+
+const VERSION_ROW_STAMP = `(m."id"::text || ':' || m."versions_revision"::text)`;
+const READ_SQL = {
+  find: `SELECT ${READ_COLUMNS} FROM ${READ_FROM} WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3`,
+  listByName: `SELECT ${READ_COLUMNS} FROM ${READ_FROM} WHERE m."namespace" = $1 AND m."name" = $2 ORDER BY m."provider" LIMIT $3 OFFSET $4`,
+  versionRequirements: `SELECT v."version", v."requirements" FROM "registry"."modules" m
+      JOIN "registry"."module_versions" v ON v."module_id" = m."id"
+     WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3`,
+  // The module row's version and, unless it is $4 (what the caller holds), the rows as one
+  // JSON text (no per-row parsing in the driver).
+  versionRows: `SELECT ${VERSION_ROW_STAMP} AS "stamp",
+      CASE WHEN ${VERSION_ROW_STAMP} = $4 THEN NULL ELSE (
+        SELECT COALESCE(json_agg(json_build_object('version', v."version", 'root', v."requirements"->'root', 'submodules', v."requirements"->'submodules')), '[]'::json)::text
+          FROM "registry"."module_versions" v WHERE v."module_id" = m."id") END AS "rows"
+    FROM "registry"."modules" m WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3`,
+  // A transaction not visible in $1 whose change is visible now: its xid is at least
+  // xmin($1) (older ones were all visible in $1) and not visible in $1.
+  catalogUnchanged: `SELECT NOT EXISTS (
+        SELECT 1 FROM "registry"."catalog_changes" c
+         WHERE c."xid" >= pg_snapshot_xmin($1::pg_snapshot)::text::bigint
+           AND NOT pg_visible_in_snapshot(c."xid"::text::xid8, $1::pg_snapshot)) AS "unchanged",
+      ${SNAPSHOT_COLUMN}`,
+  ping: 'SELECT 1',
+} as const;
+
+const DOWNLOAD_FOUND = `SELECT v."id"::text AS "id", v."module_id" AS "moduleUuid", v."module_id"::text AS "moduleId", v."version", v."description", v."source",
+         v."archive_key" AS "archiveKey", v."archive_format" AS "archiveFormat", v."archive_size" AS "archiveSize",
+         v."archive_sha256" AS "archiveSha256", v."published_at" AS "publishedAt"
+    FROM "registry"."modules" m
+    JOIN "registry"."module_versions" v ON v."module_id" = m."id"
+   WHERE m."namespace" = $1 AND m."name" = $2 AND m."provider" = $3 AND v."version" = $4`;
+// The data-modifying CTEs run in the statement's snapshot, atomically with the read.
+const DOWNLOAD_SQL = {
+  record: `WITH "found" AS (${DOWNLOAD_FOUND}),
+       "event" AS (INSERT INTO "registry"."downloads" ("module_id", "version") SELECT "moduleUuid", "version" FROM "found"),
+       "counter" AS (UPDATE "registry"."modules" SET "downloads" = "downloads" + 1 WHERE "id" IN (SELECT "moduleUuid" FROM "found"))
+    SELECT "id", "moduleId", "version", "description", "source", "archiveKey", "archiveFormat", "archiveSize", "archiveSha256", "publishedAt" FROM "found"`,
+  look: `SELECT "id", "moduleId", "version", "description", "source", "archiveKey", "archiveFormat", "archiveSize", "archiveSha256", "publishedAt" FROM (${DOWNLOAD_FOUND}) AS "found"`,
+} as const;
+
+function rawModule(r: RawModuleRow): ModuleRecord {
+  return {
+    id: r.id,
+    namespace: r.namespace,
+    name: r.name,
+    provider: r.provider,
+    owner: r.owner,
+    verified: r.verified,
+    downloads: r.downloads,
+    latestVersion: r.latestVersion,
+    description: r.description,
+    source: r.source,
+    publishedAt: r.publishedAt,
+  };
+}
+
+export function createModuleStore(prisma: PrismaClient, pool: Pool): ModuleStore {
+  async function read<R extends Record<string, unknown>>(name: string, text: string, values: unknown[]): Promise<R[]> {
+    return (await namedQuery<R>(pool, `registry_${name}`, text, values)).rows;
+  }
+
   // Recomputes the module's latest-version columns from its versions; the caller holds
   // the module row lock. Returns false when no version is left.
   async function refreshLatest(tx: Prisma.TransactionClient, moduleId: string): Promise<boolean> {
@@ -161,7 +288,8 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
     });
     await tx.registryModule.update({
       where: { id: moduleId },
-      data: { latestVersion: latest, description: row.description, source: row.source, publishedAt: row.publishedAt },
+      // versionsRevision: the versions of this module changed (versionRowsByAddress).
+      data: { latestVersion: latest, description: row.description, source: row.source, publishedAt: row.publishedAt, versionsRevision: { increment: 1 } },
     });
     await tx.$executeRaw`UPDATE "registry"."modules" SET "search_document" = ${SEARCH_DOCUMENT_SQL} WHERE "id" = ${moduleId}::uuid`;
     return true;
@@ -177,54 +305,47 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
 
   return {
     async list(filter, page) {
-      // One statement with the owner joined in: Prisma's relation load was a second round
-      // trip (namespaces IN (...)) on every list request (issue 30, item 3).
-      const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
-      if (filter.namespace !== undefined) conditions.push(Prisma.sql`m."namespace" = ${filter.namespace}`);
-      if (filter.provider !== undefined) conditions.push(Prisma.sql`m."provider" = ${filter.provider}`);
-      if (filter.verifiedOnly) conditions.push(Prisma.sql`m."verified"`);
-      const rows = await prisma.$queryRaw<RawModuleRow[]>`
-        SELECT ${MODULE_COLUMNS}
-          FROM "registry"."modules" m
-          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
-         WHERE ${Prisma.join(conditions, ' AND ')}
-         ORDER BY m."namespace", m."name", m."provider"
-         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
-      return { modules: rows.slice(0, page.limit).map(fromRaw), hasMore: rows.length > page.limit };
+      // One statement with the owner joined in (Prisma's relation load was a second round trip).
+      const f = filterSql(filter, 1);
+      const n = f.values.length;
+      const text = statement(`list_${f.key}`, () =>
+        `SELECT ${READ_COLUMNS}, ${SNAPSHOT_COLUMN} FROM ${READ_FROM}${f.where.length > 0 ? ` WHERE ${f.where.join(' AND ')}` : ''}
+          ORDER BY m."namespace", m."name", m."provider" LIMIT $${n + 1} OFFSET $${n + 2}`,
+      );
+      const rows = await read<RawModuleRow & { snapshot: string }>(`list_${f.key}`, text, [...f.values, page.limit + 1, page.offset]);
+      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit, snapshot: rows[0]?.snapshot ?? null };
     },
 
     async search(query, filter, page) {
-      const conditions: Prisma.Sql[] = [Prisma.sql`${SEARCH_VECTOR} @@ q.query`];
-      if (filter.namespace !== undefined) conditions.push(Prisma.sql`m."namespace" = ${filter.namespace}`);
-      if (filter.provider !== undefined) conditions.push(Prisma.sql`m."provider" = ${filter.provider}`);
-      if (filter.verifiedOnly) conditions.push(Prisma.sql`m."verified"`);
       // websearch_to_tsquery never raises a syntax error; the prefix form is built from
       // letters and digits only (search.ts), so to_tsquery cannot fail on it either.
-      const tsquery =
-        query.kind === 'web' ? Prisma.sql`websearch_to_tsquery('english'::regconfig, ${query.text})` : Prisma.sql`to_tsquery('english'::regconfig, ${query.tsquery})`;
-      const rows = await prisma.$queryRaw<RawModuleRow[]>`
-        SELECT ${MODULE_COLUMNS}
-          FROM "registry"."modules" m
-          JOIN "registry"."namespaces" n ON n."name" = m."namespace",
-               ${tsquery} AS q(query)
-         WHERE ${Prisma.join(conditions, ' AND ')}
-         ORDER BY ts_rank(${SEARCH_VECTOR}, q.query) DESC, m."downloads" DESC, m."namespace", m."name", m."provider"
-         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
-      return {
-        modules: rows.slice(0, page.limit).map(fromRaw),
-        hasMore: rows.length > page.limit,
-      };
+      const f = filterSql(filter, 2);
+      const n = f.values.length + 1;
+      const name = `search_${query.kind}_${f.key}`;
+      const text = statement(name, () => {
+        const tsquery = query.kind === 'web' ? `websearch_to_tsquery('english'::regconfig, $1)` : `to_tsquery('english'::regconfig, $1)`;
+        return `SELECT ${READ_COLUMNS}, ${SNAPSHOT_COLUMN} FROM ${READ_FROM}, ${tsquery} AS q(query)
+          WHERE ${[`${SEARCH_VECTOR_TEXT} @@ q.query`, ...f.where].join(' AND ')}
+          ORDER BY ts_rank(${SEARCH_VECTOR_TEXT}, q.query) DESC, m."downloads" DESC, m."namespace", m."name", m."provider"
+          LIMIT $${n + 1} OFFSET $${n + 2}`;
+      });
+      const rows = await read<RawModuleRow & { snapshot: string }>(name, text, [query.kind === 'web' ? query.text : query.tsquery, ...f.values, page.limit + 1, page.offset]);
+      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit, snapshot: rows[0]?.snapshot ?? null };
+    },
+
+    async catalogUnchangedSince(snapshot) {
+      const [row] = await read<{ unchanged: boolean; snapshot: string }>('catalog_unchanged', READ_SQL.catalogUnchanged, [snapshot]);
+      if (!row) throw new Error('catalog check: no row');
+      return row;
+    },
+
+    async pruneCatalogChanges(xmin) {
+      return (await pool.query('DELETE FROM "registry"."catalog_changes" WHERE "xid" < $1::bigint', [xmin])).rowCount ?? 0;
     },
 
     async listByName(namespace, name, page) {
-      const rows = await prisma.$queryRaw<RawModuleRow[]>`
-        SELECT ${MODULE_COLUMNS}
-          FROM "registry"."modules" m
-          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
-         WHERE m."namespace" = ${namespace} AND m."name" = ${name}
-         ORDER BY m."provider"
-         LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
-      return { modules: rows.slice(0, page.limit).map(fromRaw), hasMore: rows.length > page.limit };
+      const rows = await read<RawModuleRow>('list_by_name', READ_SQL.listByName, [namespace, name, page.limit + 1, page.offset]);
+      return { modules: rows.slice(0, page.limit).map(rawModule), hasMore: rows.length > page.limit };
     },
 
     async providersOf(namespace, name) {
@@ -243,24 +364,19 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
     },
 
     async versionRequirementsByAddress(namespace, name, provider) {
-      // The hot path of `terraform init` (versions endpoint): one indexed join instead of
-      // find + findMany. A module always has at least one version (deleting the last
-      // one deletes the module), so no rows means no module.
-      return prisma.$queryRaw<{ version: string; requirements: VersionRequirements }[]>`
-        SELECT v."version", v."requirements"
-          FROM "registry"."modules" m
-          JOIN "registry"."module_versions" v ON v."module_id" = m."id"
-         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider}`;
+      // One indexed join. A module always has at least one version (deleting the last one
+      // deletes the module), so no rows means no module.
+      return read<{ version: string; requirements: VersionRequirements }>('version_requirements', READ_SQL.versionRequirements, [namespace, name, provider]);
+    },
+
+    async versionRowsByAddress(namespace, name, provider, held) {
+      const [row] = await read<{ stamp: string; rows: string | null }>('version_rows', READ_SQL.versionRows, [namespace, name, provider, held]);
+      return row ? { stamp: row.stamp, rows: row.rows } : null;
     },
 
     async find(namespace, name, provider) {
-      const rows = await prisma.$queryRaw<RawModuleRow[]>`
-        SELECT ${MODULE_COLUMNS}
-          FROM "registry"."modules" m
-          JOIN "registry"."namespaces" n ON n."name" = m."namespace"
-         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider}`;
-      const r = rows[0];
-      return r ? fromRaw(r) : null;
+      const [row] = await read<RawModuleRow>('find', READ_SQL.find, [namespace, name, provider]);
+      return row ? rawModule(row) : null;
     },
 
     async findVersion(moduleId, version) {
@@ -356,24 +472,13 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
     },
 
     async versionForDownload(namespace, name, provider, version, record) {
-      // `terraform init` asks this for every module it installs. One round trip instead of
-      // find + findVersion + a three-statement transaction (issue 30, item 3); the data-
-      // modifying CTEs run in the statement's snapshot, atomically with the read.
-      const found = Prisma.sql`
-        SELECT v."id"::text AS "id", v."module_id"::text AS "moduleId", v."version", v."description", v."source",
-               v."archive_key" AS "archiveKey", v."archive_format" AS "archiveFormat", v."archive_size" AS "archiveSize",
-               v."archive_sha256" AS "archiveSha256", v."published_at" AS "publishedAt"
-          FROM "registry"."modules" m
-          JOIN "registry"."module_versions" v ON v."module_id" = m."id"
-         WHERE m."namespace" = ${namespace} AND m."name" = ${name} AND m."provider" = ${provider} AND v."version" = ${version}`;
-      const rows = record
-        ? await prisma.$queryRaw<(Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string })[]>`
-            WITH "found" AS (${found}),
-                 "event" AS (INSERT INTO "registry"."downloads" ("module_id", "version") SELECT "moduleId"::uuid, "version" FROM "found"),
-                 "counter" AS (UPDATE "registry"."modules" SET "downloads" = "downloads" + 1 WHERE "id" IN (SELECT "moduleId"::uuid FROM "found"))
-            SELECT * FROM "found"`
-        : await prisma.$queryRaw<(Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string })[]>`${found}`;
-      const row = rows[0];
+      // `terraform init` asks this for every module it installs: one round trip finds the
+      // version and records the download (the event and the module's counter).
+      const [row] = await read<Omit<VersionRecord, 'archiveFormat'> & { archiveFormat: string }>(
+        record ? 'download_record' : 'download_look',
+        record ? DOWNLOAD_SQL.record : DOWNLOAD_SQL.look,
+        [namespace, name, provider, version],
+      );
       return row ? toVersion(row) : null;
     },
 
@@ -394,10 +499,22 @@ export function createModuleStore(prisma: PrismaClient): ModuleStore {
     },
 
     async ping() {
+      // Both ways this store reaches the database: Prisma (writes) and the read pool.
       await prisma.$queryRaw`SELECT 1`;
+      await read('ping', READ_SQL.ping, []);
       return true;
     },
   };
 }
 
 export type { ArchiveFormat };
+
+/** The pool behind the hot reads: small (reads are short), its own application name. */
+export function createRegistryReadPool(url: string, options: { max?: number; onIdleError?: (err: Error) => void } = {}): Pool {
+  return createPgPool({
+    url,
+    max: options.max ?? 8,
+    applicationName: 'selfstack-registry-reads',
+    ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}),
+  });
+}
