@@ -47,7 +47,7 @@ describe('box reads: held documents', () => {
     const hits = await reads.search({ q: 'held', sort: 'downloads', order: 'desc', limit: 10, page: 1 }, { ownerIds: [] });
     expect(hits.map((b) => b.name)).toEqual(['held']);
     const again = await reads.search({ q: 'held', sort: 'downloads', order: 'desc', limit: 10, page: 1 }, { ownerIds: [] });
-    expect(again[0]).toBe(hits[0]);
+    expect(again).toBe(hits);
 
     await h.prisma.box.updateMany({ where: { name: 'held' }, data: { downloads: 7 } });
     const changed = await reads.findBox('alice', 'held');
@@ -56,6 +56,28 @@ describe('box reads: held documents', () => {
     const searched = await reads.search({ q: 'held', sort: 'downloads', order: 'desc', limit: 10, page: 1 }, { ownerIds: [] });
     expect(searched[0]?.downloads).toBe(7);
     expect(await reads.findBox('alice', 'missing')).toBeNull();
+  });
+
+  it('runs a held search again after any committed write, also one to a box it did not answer', async () => {
+    const reads = createBoxReads(h.readPool);
+    const params = { q: 'held', sort: 'downloads', order: 'desc', limit: 10, page: 1 } as const;
+    const before = await reads.search(params, { ownerIds: [] });
+    expect(await reads.search(params, { ownerIds: [] })).toBe(before);
+    // A new matching box: it is in no held answer, only the change log tells.
+    await h.prisma.$executeRawUnsafe(`INSERT INTO boxes.boxes (id, owner_id, name, is_private, downloads, search_text)
+      SELECT 'other-held', id, 'other-held', false, 1000, 'alice other-held' FROM boxes.accounts WHERE username = 'alice'`);
+    await h.prisma.$executeRawUnsafe(`INSERT INTO boxes.versions (id, box_id, version, status) VALUES ('other-held-v', 'other-held', '1.0.0', 'active')`);
+    const after = await reads.search(params, { ownerIds: [] });
+    expect(after.map((b) => b.name)).toEqual(['other-held', ...before.map((b) => b.name)]);
+    expect(after[1]).toBe(before[0]);
+    // A write that rolled back changes nothing (and leaves no change-log row).
+    await expect(h.prisma.$transaction(async (tx) => {
+      await tx.box.updateMany({ where: { name: 'other-held' }, data: { downloads: 0 } });
+      throw new Error('roll back');
+    })).rejects.toThrow('roll back');
+    expect(await reads.search(params, { ownerIds: [] })).toBe(after);
+    await h.prisma.$executeRawUnsafe(`DELETE FROM boxes.boxes WHERE id = 'other-held'`);
+    expect((await reads.search(params, { ownerIds: [] })).map((b) => b.name)).toEqual(before.map((b) => b.name));
   });
 
   it('sees every change to a row of the document, through the API or in the database', async () => {

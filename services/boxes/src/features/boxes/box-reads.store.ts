@@ -10,8 +10,15 @@
 // nor the transfer nor the parse, and the answer is the same record object as before (the
 // presenter keeps its serialised forms: no JSON.stringify either). Every read still asks
 // PostgreSQL: nothing is answered that the database does not confirm is current.
+//
+// A search answer is held too, with the snapshot it was confirmed at. Every transaction
+// that writes boxes, versions, providers or accounts leaves its id in boxes.data_changes
+// (statement triggers, migration 20261127140000_boxes_data_changes); the next same search
+// first asks whether any change committed since is invisible to that snapshot (an index
+// probe of the few newest rows) and answers the held result when none is. Any write, a
+// download count included, makes every held search run again once.
 import { createPgPool, namedQuery } from '@selfstack/db';
-import type { Pool } from 'pg';
+import type { Pool, QueryResultRow } from 'pg';
 import { BOX_DOCUMENT, BOX_DOCUMENT_VERSION, boxFromDocument } from './boxes.read-sql';
 import type { BoxRecord, SearchParams } from './boxes.types';
 
@@ -136,6 +143,15 @@ function searchStatement(params: SearchParams, visibility: Visibility): { name: 
   return { name, text, values: (held) => [held, ...values] };
 }
 
+// The current snapshot, and whether every change committed so far is visible in $1 (a
+// snapshot taken earlier; NULL: none held). Change-log rows below the horizon were pruned,
+// so an older snapshot is never confirmed.
+const CONFIRM_SQL = `SELECT pg_current_snapshot()::text AS "s", COALESCE(
+    pg_snapshot_xmin($1::pg_snapshot)::text::bigint >= (SELECT h.horizon FROM "boxes"."data_changes_horizon" h WHERE h.id = 1)
+    AND NOT EXISTS (SELECT 1 FROM "boxes"."data_changes" c
+      WHERE c.xid >= pg_snapshot_xmin($1::pg_snapshot)::text::bigint
+        AND NOT pg_visible_in_snapshot(c.xid::text::xid8, $1::pg_snapshot)), false) AS "same"`;
+
 /** Connection-level failures (the server ended the connection): a read may be sent again. */
 function isConnectionLoss(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
@@ -150,26 +166,28 @@ export interface BoxReads {
   search(params: SearchParams, visibility: Visibility): Promise<BoxRecord[]>;
 }
 
-interface Row {
+// A type alias (not an interface) so it satisfies pg's QueryResultRow.
+type Row = {
   id: string;
   v: string;
   d: Doc | null;
-}
+};
 
 export function createBoxReads(pool: Pool, options: { cacheRows?: number } = {}): BoxReads {
   const boxes = new HeldBoxes(options.cacheRows ?? BOX_READ_CACHE_ROWS);
   // Hints only (which box a name or a search answered last): the statement confirms.
   const idByName = new Recent<string>(options.cacheRows ?? BOX_READ_CACHE_ROWS);
-  const lastHits = new Recent<string[]>(SEARCH_CACHE_KEYS);
+  // Last answer per search (statement and values): its records and the snapshot confirmed.
+  const answers = new Recent<{ snapshot: string; records: BoxRecord[] }>(SEARCH_CACHE_KEYS);
 
   // Reads are idempotent: one sent on a pooled connection the server had just ended (a
   // restart, pg_terminate_backend; the pool learns it asynchronously) is sent once more.
-  async function read(name: string, text: string, values: unknown[]): Promise<Row[]> {
+  async function read<R extends QueryResultRow = Row>(name: string, text: string, values: unknown[]): Promise<R[]> {
     try {
-      return (await namedQuery<Row>(pool, name, text, values)).rows;
+      return (await namedQuery<R>(pool, name, text, values)).rows;
     } catch (err) {
       if (!isConnectionLoss(err)) throw err;
-      return (await namedQuery<Row>(pool, name, text, values)).rows;
+      return (await namedQuery<R>(pool, name, text, values)).rows;
     }
   }
 
@@ -178,10 +196,10 @@ export function createBoxReads(pool: Pool, options: { cacheRows?: number } = {})
     return rows.map((r) => boxes.settle(r.id, held.get(r.v), r.v, r.d));
   }
 
-  function heldOf(ids: readonly string[] | undefined): Map<string, Held> {
+  function heldOf(records: readonly BoxRecord[] | undefined): Map<string, Held> {
     const held = new Map<string, Held>();
-    for (const id of ids ?? []) {
-      const h = boxes.held(id);
+    for (const r of records ?? []) {
+      const h = boxes.held(r.id);
       if (h) held.set(h.version, h);
     }
     return held;
@@ -211,11 +229,18 @@ export function createBoxReads(pool: Pool, options: { cacheRows?: number } = {})
       const statement = searchStatement(params, visibility);
       const values = statement.values([]);
       const key = `${statement.name}\0${JSON.stringify(values.slice(1))}`;
-      const held = heldOf(lastHits.get(key));
+      const last = answers.get(key);
+      const check = (await read<{ s: string; same: boolean | null }>('boxes_confirm', CONFIRM_SQL, [last?.snapshot ?? null]))[0];
+      if (!check) throw new Error('boxes read: no snapshot');
+      if (last && check.same) return last.records;
+      // Changed, or not held: the search runs (after the snapshot just taken, so it sees at
+      // least what that snapshot does; held with it, the answer is confirmed conservatively).
+      const held = heldOf(last?.records);
       values[0] = [...held.keys()];
       const rows = await read(statement.name, statement.text, values);
-      lastHits.set(key, rows.map((r) => r.id));
-      return settleAll(rows, held);
+      const records = settleAll(rows, held);
+      answers.set(key, { snapshot: check.s, records });
+      return records;
     },
   };
 }

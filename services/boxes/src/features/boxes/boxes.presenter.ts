@@ -142,3 +142,32 @@ export function catalogText(base: string, box: BoxRecord): string {
 export function boxText(base: string, box: BoxRecord, options: { withVersions: boolean }): string {
   return serialised(box, `${options.withVersions ? 'v' : 's'}${base}`, () => toBoxJson(base, box, options));
 }
+
+const lists = new WeakMap<readonly BoxRecord[], Map<string, string>>();
+
+function listText(base: string, boxes: readonly BoxRecord[]): string {
+  let text = '{"boxes":[';
+  for (let i = 0; i < boxes.length; i++) text += (i === 0 ? '' : ',') + boxText(base, boxes[i] as BoxRecord, { withVersions: false });
+  return `${text}]}`;
+}
+
+/**
+ * JSON text of `{boxes: [toBoxJson(base, box, {withVersions: false})]}`. The box reads hand
+ * out the same array for a search answer PostgreSQL confirmed unchanged: its text is made
+ * once per base (`cache`: false for an array made for one response).
+ */
+export function boxListText(base: string, boxes: readonly BoxRecord[], cache: boolean): string {
+  if (!cache) return listText(base, boxes);
+  let m = lists.get(boxes);
+  if (!m) {
+    m = new Map();
+    lists.set(boxes, m);
+  }
+  let text = m.get(base);
+  if (text === undefined) {
+    text = listText(base, boxes);
+    if (m.size >= MAX_FORMS_PER_RECORD) m.clear();
+    m.set(base, text);
+  }
+  return text;
+}

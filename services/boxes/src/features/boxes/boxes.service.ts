@@ -9,7 +9,7 @@ import { DuplicateError, type AccountStore } from '../accounts/accounts.store';
 import type { Actor, OrganizationJson } from '../accounts/accounts.types';
 import { authorizeBoxAccess, canManage, canRead, notFound, requireActor, visibleOwners, type TokenState } from '../accounts/access';
 import type { UploadStore } from '../uploads/uploads.store';
-import { boxText, toBoxJson, toProviderJson, toVersionJson } from './boxes.presenter';
+import { boxListText, boxText, toBoxJson, toProviderJson, toVersionJson } from './boxes.presenter';
 import { GoneError, type BoxStore } from './boxes.store';
 import {
   checksumProblem,
@@ -130,14 +130,9 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
 
     async search(caller, params) {
       const boxes = await boxStore.search(params, visibleOwners(caller.actor));
-      let text = '{"boxes":[';
-      let first = true;
-      for (const b of boxes) {
-        if (!canRead(caller.actor, b)) continue;
-        text += first ? boxText(caller.base, b, { withVersions: false }) : `,${boxText(caller.base, b, { withVersions: false })}`;
-        first = false;
-      }
-      return `${text}]}`;
+      // The statement already leaves out what the caller may not read; checked again here.
+      const readable = boxes.filter((b) => canRead(caller.actor, b));
+      return readable.length === boxes.length ? boxListText(caller.base, boxes, true) : boxListText(caller.base, readable, false);
     },
 
     async readBox(caller, ref) {
