@@ -24,8 +24,9 @@ import type { BoxRecord, SearchParams } from './boxes.types';
 
 /** Box documents held: enough for the hot set of a large registry; the least recently read go first. */
 export const BOX_READ_CACHE_ROWS = 4096;
-/** Searches whose last hits are remembered (their versions are sent with the next same search). */
+/** Search answers held (the last one per search), and the boxes they may hold in all. */
 export const SEARCH_CACHE_KEYS = 1024;
+export const SEARCH_CACHE_BOXES = 8192;
 
 type Doc = Record<string, unknown>;
 interface Held {
@@ -63,19 +64,32 @@ class HeldBoxes {
 
 }
 
-/** A bounded map whose oldest-touched key goes first. */
+/**
+ * A bounded map whose oldest-set key goes first: at most `max` keys and a total `weight`
+ * (a search answer weighs its number of boxes) of at most `maxWeight`.
+ */
 class Recent<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly max: number) {}
+  private readonly map = new Map<string, { value: V; weight: number }>();
+  private weight = 0;
+  constructor(
+    private readonly max: number,
+    private readonly maxWeight = Infinity,
+  ) {}
   get(key: string): V | undefined {
-    return this.map.get(key);
+    return this.map.get(key)?.value;
   }
-  set(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  set(key: string, value: V, weight = 0): void {
+    this.delete(key);
+    this.map.set(key, { value, weight });
+    this.weight += weight;
+    while (this.map.size > this.max || (this.weight > this.maxWeight && this.map.size > 1)) {
+      this.delete(this.map.keys().next().value as string);
+    }
   }
   delete(key: string): void {
+    const e = this.map.get(key);
+    if (!e) return;
+    this.weight -= e.weight;
     this.map.delete(key);
   }
 }
@@ -178,7 +192,7 @@ export function createBoxReads(pool: Pool, options: { cacheRows?: number } = {})
   // Hints only (which box a name or a search answered last): the statement confirms.
   const idByName = new Recent<string>(options.cacheRows ?? BOX_READ_CACHE_ROWS);
   // Last answer per search (statement and values): its records and the snapshot confirmed.
-  const answers = new Recent<{ snapshot: string; records: BoxRecord[] }>(SEARCH_CACHE_KEYS);
+  const answers = new Recent<{ snapshot: string; records: BoxRecord[] }>(SEARCH_CACHE_KEYS, SEARCH_CACHE_BOXES);
 
   // Reads are idempotent: one sent on a pooled connection the server had just ended (a
   // restart, pg_terminate_backend; the pool learns it asynchronously) is sent once more.
@@ -239,7 +253,7 @@ export function createBoxReads(pool: Pool, options: { cacheRows?: number } = {})
       values[0] = [...held.keys()];
       const rows = await read(statement.name, statement.text, values);
       const records = settleAll(rows, held);
-      answers.set(key, { snapshot: check.s, records });
+      answers.set(key, { snapshot: check.s, records }, records.length);
       return records;
     },
   };
