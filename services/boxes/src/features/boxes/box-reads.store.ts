@@ -146,15 +146,25 @@ function searchStatement(params: SearchParams, visibility: Visibility): { name: 
     values.push(`%${params.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     conditions.push(`b.search_text LIKE $${values.length + 1}`);
   }
-  const order = `${SORT_COLUMNS[params.sort]} ${params.order === 'asc' ? 'ASC' : 'DESC'}, b.id ASC`;
-  const text = `SELECT b.id AS "id", s.v AS "v", CASE WHEN s.v = ANY($1::text[]) THEN NULL ELSE ${BOX_DOCUMENT} END AS "d" FROM (
+  const name = `boxes_search_${params.sort}_${params.order}_${params.provider ? 'p' : ''}${params.q ? 'q' : ''}_${vis}`;
+  let text = searchTexts.get(name);
+  if (text === undefined) {
+    text = searchText(conditions, `${SORT_COLUMNS[params.sort]} ${params.order === 'asc' ? 'ASC' : 'DESC'}, b.id ASC`);
+    searchTexts.set(name, text);
+  }
+  return { name, text, values: (held) => [held, ...values] };
+}
+
+/** Statement texts by statement name (a name always goes with the same text). */
+const searchTexts = new Map<string, string>();
+
+function searchText(conditions: string[], order: string): string {
+  return `SELECT b.id AS "id", s.v AS "v", CASE WHEN s.v = ANY($1::text[]) THEN NULL ELSE ${BOX_DOCUMENT} END AS "d" FROM (
       SELECT b.*, b.xmin AS "xmin" FROM "boxes"."boxes" b WHERE ${conditions.join(' AND ')}
        ORDER BY ${order} LIMIT $2 OFFSET $3
     ) b JOIN "boxes"."accounts" a ON a.id = b.owner_id
     CROSS JOIN LATERAL (SELECT ${BOX_DOCUMENT_VERSION} AS v OFFSET 0) s
     ORDER BY ${order}`;
-  const name = `boxes_search_${params.sort}_${params.order}_${params.provider ? 'p' : ''}${params.q ? 'q' : ''}_${vis}`;
-  return { name, text, values: (held) => [held, ...values] };
 }
 
 // The current snapshot, and whether every change committed so far is visible in $1 (a
