@@ -21,6 +21,7 @@ import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
 import { buildApp } from '../../services/boxes/src/app';
 import { composeBoxes } from '../../services/boxes/src/compose';
+import { createBoxReadPool } from '../../services/boxes/src/features/boxes/box-reads.store';
 
 const MiB = 1024 * 1024;
 
@@ -55,12 +56,13 @@ async function main(): Promise<void> {
   u.pathname = `/${dbName}`;
   const blobRoot = process.env.BOXES_BENCH_BLOB_ROOT ?? (await mkdtemp(path.join(tmpdir(), 'boxes-xfer-')));
   const prisma = createPrismaClient({ url: u.toString() });
+  const readPool = createBoxReadPool(u.toString());
   let listener: Awaited<ReturnType<typeof createListener>> | undefined;
   try {
     await migrate({ url: u.toString(), migrationsDir: defaultMigrationsDir() });
     const logger = createLogger({ service: 'boxes-bench', level: 'error' });
     const composed = composeBoxes(
-      { prisma, blobs: createFsBlobStore({ root: blobRoot }), logger },
+      { prisma, readPool, blobs: createFsBlobStore({ root: blobRoot }), logger },
       { signingKey: randomBytes(32).toString('hex'), uploadUrlTtlMs: 600_000, maxUploadBytes: total + MiB },
     );
     listener = await createListener(buildApp(composed.appDeps), { port: 0, host: '127.0.0.1', maxRequestBytes: total + 2 * MiB });
@@ -143,6 +145,7 @@ async function main(): Promise<void> {
     if (digest !== expected || received !== total || getStatus !== 200) process.exitCode = 1;
   } finally {
     await listener?.close();
+    await readPool.end();
     await prisma.$disconnect();
     await admin(adminUrl, `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
     if (!process.env.BOXES_BENCH_BLOB_ROOT) await rm(blobRoot, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { buildApp } from '../../services/boxes/src/app';
 import { composeBoxes } from '../../services/boxes/src/compose';
+import { createBoxReadPool } from '../../services/boxes/src/features/boxes/box-reads.store';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 import { DISTROS, seedBoxes } from './boxes-seed';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
@@ -32,9 +33,10 @@ async function startBoxes(ctx: ScenarioContext, requests: (boxes: number) => Htt
     throw err;
   }
   const prisma = createPrismaClient({ url, poolSize: 16 });
+  const readPool = createBoxReadPool(url);
   const logger = serviceLogger(ctx, 'boxes');
   const { appDeps } = composeBoxes(
-    { prisma, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
+    { prisma, readPool, blobs: createFsBlobStore({ root: `/tmp/${name}` }), logger },
     {
       signingKey: randomBytes(32).toString('hex'),
       uploadUrlTtlMs: 600_000,
@@ -48,6 +50,7 @@ async function startBoxes(ctx: ScenarioContext, requests: (boxes: number) => Htt
     target: { kind: 'http', url: listener.url, requests: requests(boxes) },
     async teardown() {
       await listener.close();
+      await readPool.end();
       await prisma.$disconnect();
       await db.drop();
     },

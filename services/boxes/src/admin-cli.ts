@@ -7,6 +7,7 @@ import { ConfigError } from '@selfstack/config';
 import { createPrismaClient } from '@selfstack/db';
 import { createLogger } from '@selfstack/logger';
 import { composeBoxes } from './compose';
+import { createBoxReadPool } from './features/boxes/box-reads.store';
 import { loadBoxesConfig } from './config';
 import { AdminError, type AdminService } from './features/admin/admin.service';
 
@@ -162,9 +163,11 @@ async function main(): Promise<number> {
   if (!config.databaseUrl) throw new ConfigError('invalid configuration (1 problem):', [{ where: 'DATABASE_URL', message: 'is required' }]);
   const logger = createLogger({ service: 'boxes-admin', level: 'warn' });
   const prisma = createPrismaClient({ url: config.databaseUrl });
+  // Opens connections only if a command reads boxes.
+  const readPool = createBoxReadPool(config.databaseUrl, { max: 1 });
   try {
     const { admin } = composeBoxes(
-      { prisma, blobs: createBlobStoreFromConfig(config.blob), logger },
+      { prisma, readPool, blobs: createBlobStoreFromConfig(config.blob), logger },
       { signingKey: config.signingKey ?? 'unused-by-the-cli', uploadUrlTtlMs: config.uploadUrlTtlMs, maxUploadBytes: config.maxUploadBytes },
     );
     return await runAdminCommand(admin, process.argv.slice(2), {
@@ -172,6 +175,7 @@ async function main(): Promise<number> {
       err: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {
+    await readPool.end();
     await prisma.$disconnect();
   }
 }

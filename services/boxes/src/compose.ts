@@ -2,6 +2,7 @@
 // -> the dependencies of buildApp. Clients (Prisma, Redis, blob store) come from outside.
 import type { BlobStore } from '@selfstack/blob';
 import type { PrismaClient } from '@selfstack/db';
+import type { Pool } from 'pg';
 import type { Logger } from '@selfstack/logger';
 import type { AppDeps } from './app';
 import { createAccountStore, type AccountStore } from './features/accounts/accounts.store';
@@ -10,6 +11,7 @@ import { createAuthService } from './features/auth/auth.service';
 import { createAuthStore, type AuthStore } from './features/auth/auth.store';
 import { createOutboxSender, createWebhookSender, type TwoFactorSender } from './features/auth/two-factor-sender';
 import { createBoxService } from './features/boxes/boxes.service';
+import { createBoxReads } from './features/boxes/box-reads.store';
 import { createBoxStore } from './features/boxes/boxes.store';
 import { createDownloadService } from './features/downloads/downloads.service';
 import { createLoadShedder, createMaintenanceGate, createMemoryRateLimiter, createRedisRateLimiter, MAINTENANCE_KEY, type RateLimitRedis } from '@selfstack/http-kit';
@@ -20,6 +22,8 @@ import { createPasswordHasher, DEFAULT_PASSWORD_PARAMS, type PasswordHashParams 
 
 export interface ComposeClients {
   prisma: PrismaClient;
+  /** The node-postgres pool of the hot box reads (createBoxReadPool), same database. */
+  readPool: Pool;
   blobs: BlobStore;
   logger: Logger;
   /** Rate limits in Redis when given, else in memory. */
@@ -57,7 +61,7 @@ export function composeBoxes(clients: ComposeClients, options: ComposeOptions): 
   const { prisma, blobs, logger } = clients;
   const accountStore = createAccountStore(prisma);
   const authStore = createAuthStore(prisma);
-  const boxStore = createBoxStore(prisma);
+  const boxStore = createBoxStore(prisma, createBoxReads(clients.readPool));
   const uploadStore = createUploadStore(prisma);
   const hasher = createPasswordHasher(options.passwordParams ?? DEFAULT_PASSWORD_PARAMS);
   const rules: BoxesRateLimitRules = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };

@@ -9,6 +9,7 @@ import { createCounterClient } from '@selfstack/bus';
 import { createListener, runService } from '@selfstack/http-kit';
 import { buildApp } from './app';
 import { composeBoxes } from './compose';
+import { createBoxReadPool } from './features/boxes/box-reads.store';
 import { loadBoxesConfig } from './config';
 
 void runService({
@@ -26,11 +27,13 @@ void runService({
 
     const prisma = createPrismaClient({ url: databaseUrl, logger });
     onShutdown('prisma', () => prisma.$disconnect());
+    const readPool = createBoxReadPool(databaseUrl, { onIdleError: (err) => logger.warn('read pool: idle connection ended', { error: err.message }) });
+    onShutdown('read pool', () => readPool.end());
     const redis = createCounterClient(config.redisUrl, logger, onShutdown);
     const blobs = createBlobStoreFromConfig(config.blob);
 
     const composed = composeBoxes(
-      { prisma, blobs, logger, redis, redisPrefix: 'boxes:' },
+      { prisma, readPool, blobs, logger, redis, redisPrefix: 'boxes:' },
       {
         signingKey,
         uploadUrlTtlMs: config.uploadUrlTtlMs,

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import type { Pool } from 'pg';
 import type { Express } from 'express';
 import { createFsBlobStore, type BlobStore } from '@selfstack/blob';
 import { createPrismaClient, type PrismaClient } from '@selfstack/db';
@@ -12,11 +13,14 @@ import { createLogger } from '@selfstack/logger';
 import { createTestDatabase, deleteRedisKeys, testRedisPrefix, testRedisUrl, type TestDatabase } from '@selfstack/testing';
 import { buildApp } from '../src/app';
 import { composeBoxes, type ComposeOptions, type ComposedBoxes } from '../src/compose';
+import { createBoxReadPool } from '../src/features/boxes/box-reads.store';
 
 export interface Harness {
   app: Express;
   composed: ComposedBoxes;
   prisma: PrismaClient;
+  /** The app's pool of box reads. */
+  readPool: Pool;
   blobs: BlobStore;
   blobRoot: string;
   redis: Redis;
@@ -31,6 +35,7 @@ export const SIGNING_KEY = 'test-signing-key-0123456789abcdef0123456789';
 export async function createHarness(options: Partial<ComposeOptions> = {}, overrides: { blobs?: BlobStore } = {}): Promise<Harness> {
   const db: TestDatabase = await createTestDatabase();
   const prisma = createPrismaClient({ url: db.url });
+  const readPool = createBoxReadPool(db.url);
   const blobRoot = await mkdtemp(path.join(tmpdir(), 'boxes-blobs-'));
   const blobs = overrides.blobs ?? createFsBlobStore({ root: blobRoot });
   const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
@@ -38,7 +43,7 @@ export async function createHarness(options: Partial<ComposeOptions> = {}, overr
   const clock = { now: new Date() };
   const logger = createLogger({ service: 'boxes-test', silent: true });
   const composed = composeBoxes(
-    { prisma, blobs, logger, redis, redisPrefix },
+    { prisma, readPool, blobs, logger, redis, redisPrefix },
     {
       signingKey: SIGNING_KEY,
       uploadUrlTtlMs: 10 * 60_000,
@@ -54,12 +59,14 @@ export async function createHarness(options: Partial<ComposeOptions> = {}, overr
     app,
     composed,
     prisma,
+    readPool,
     blobs,
     blobRoot,
     redis,
     redisPrefix,
     clock,
     async close() {
+      await readPool.end();
       await prisma.$disconnect();
       await deleteRedisKeys(redisPrefix, { redis });
       redis.disconnect();

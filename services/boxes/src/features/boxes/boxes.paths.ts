@@ -4,6 +4,7 @@
 // wrapped values winning. Version and provider bodies are always wrapped.
 import { z } from 'zod';
 import { definePath, Reply, type AnyPathSpec } from '@selfstack/http-kit';
+import { jsonReply } from '../../shared/json-reply';
 import { invalidRequest, type BoxesExtra } from '../../shared/request-context';
 import type { BoxService } from './boxes.service';
 import { boxFieldsSchema, providerFieldsSchema, versionFieldsSchema, type BoxFields, type SearchParams } from './boxes.types';
@@ -62,12 +63,12 @@ export function createBoxPaths(deps: { boxService: BoxService }): AnyPathSpec<Bo
       summary: 'Search boxes',
       fields: searchFields,
       operations: {
-        read(ctx) {
+        async read(ctx) {
           const q = ctx.query.q?.trim();
           const params: SearchParams = { sort: ctx.query.sort, order: ctx.query.order, limit: ctx.query.limit, page: ctx.query.page };
           if (q) params.q = q;
           if (ctx.query.provider) params.provider = ctx.query.provider;
-          return s.search(ctx.extra.caller, params);
+          return jsonReply(await s.search(ctx.extra.caller, params));
         },
       },
     }),
@@ -86,7 +87,7 @@ export function createBoxPaths(deps: { boxService: BoxService }): AnyPathSpec<Bo
       // from the raw input in `update`.
       fields: { ...flatBoxFields, ...boxPathFields },
       operations: {
-        read: (ctx) => s.readBox(ctx.extra.caller, ctx.params),
+        read: async (ctx) => jsonReply(await s.readBox(ctx.extra.caller, ctx.params)),
         update(ctx) {
           // `name` and `username` in a flat body collide with the path parameters of the
           // same names, so the flat forms are read from the raw input here.

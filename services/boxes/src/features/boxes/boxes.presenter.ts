@@ -108,3 +108,66 @@ export function toCatalogJson(base: string, box: BoxRecord): CatalogJson {
     })),
   };
 }
+
+// Serialised forms of one box record, per form and base URL. The box reads hand out the
+// same record object while the box is unchanged (box-reads.store.ts confirms it against
+// PostgreSQL on every read), and records are never mutated, so each form is serialised
+// once per (record, base) instead of once per response; a WeakMap lets them go with the
+// record. A few bases per record at most (BOXES_PUBLIC_URL, or the Host a client sent):
+// past that the record's forms start over.
+const MAX_FORMS_PER_RECORD = 16;
+const forms = new WeakMap<BoxRecord, Map<string, string>>();
+
+function serialised(box: BoxRecord, key: string, make: () => unknown): string {
+  let m = forms.get(box);
+  if (!m) {
+    m = new Map();
+    forms.set(box, m);
+  }
+  let text = m.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(make());
+    if (m.size >= MAX_FORMS_PER_RECORD) m.clear();
+    m.set(key, text);
+  }
+  return text;
+}
+
+/** JSON text of toCatalogJson(base, box). */
+export function catalogText(base: string, box: BoxRecord): string {
+  return serialised(box, `c${base}`, () => toCatalogJson(base, box));
+}
+
+/** JSON text of toBoxJson(base, box, { withVersions }). */
+export function boxText(base: string, box: BoxRecord, options: { withVersions: boolean }): string {
+  return serialised(box, `${options.withVersions ? 'v' : 's'}${base}`, () => toBoxJson(base, box, options));
+}
+
+const lists = new WeakMap<readonly BoxRecord[], Map<string, string>>();
+
+function listText(base: string, boxes: readonly BoxRecord[]): string {
+  let text = '{"boxes":[';
+  for (let i = 0; i < boxes.length; i++) text += (i === 0 ? '' : ',') + boxText(base, boxes[i] as BoxRecord, { withVersions: false });
+  return `${text}]}`;
+}
+
+/**
+ * JSON text of `{boxes: [toBoxJson(base, box, {withVersions: false})]}`. The box reads hand
+ * out the same array for a search answer PostgreSQL confirmed unchanged: its text is made
+ * once per base (`cache`: false for an array made for one response).
+ */
+export function boxListText(base: string, boxes: readonly BoxRecord[], cache: boolean): string {
+  if (!cache) return listText(base, boxes);
+  let m = lists.get(boxes);
+  if (!m) {
+    m = new Map();
+    lists.set(boxes, m);
+  }
+  let text = m.get(base);
+  if (text === undefined) {
+    text = listText(base, boxes);
+    if (m.size >= MAX_FORMS_PER_RECORD) m.clear();
+    m.set(base, text);
+  }
+  return text;
+}

@@ -1,28 +1,42 @@
-// One-query reads of boxes with their owner, versions and providers (used by the box
-// routes, the catalog and search, the hot paths). Prisma's `include` costs one query per
-// relation (4 per read) without the relationJoins preview feature; here Postgres builds
-// the nested document with json_agg. Only stores import this module.
-import { Prisma } from '@selfstack/db';
+// One-statement reads of boxes with their owner, versions and providers (the box routes,
+// the catalog, the organization page and search: the hot paths). Postgres builds the
+// nested document with json_agg (through Prisma's `include` it was one query per
+// relation). Plain SQL text for the prepared statements of box-reads.store.ts; `b` is a
+// boxes row and `a` its owner's accounts row. Only stores import this module.
 import type { BoxRecord, ProviderRecord, VersionRecord } from './boxes.types';
 
 // Column lists of the JSON documents; keys are the record field names.
-const PROVIDER_JSON = Prisma.sql`json_build_object(
+const PROVIDER_JSON = `json_build_object(
   'id', p.id, 'versionId', p.version_id, 'name', p.name, 'url', p.url, 'checksum', p.checksum,
   'checksumType', p.checksum_type, 'hosted', p.hosted, 'blobKey', p.blob_key, 'size', p.size,
   'md5', p.md5, 'sha1', p.sha1, 'sha256', p.sha256, 'sha384', p.sha384, 'sha512', p.sha512,
   'createdAt', p.created_at, 'updatedAt', p.updated_at)`;
 
-const VERSION_JSON = Prisma.sql`json_build_object(
+const VERSION_JSON = `json_build_object(
   'id', v.id, 'boxId', v.box_id, 'version', v.version, 'descriptionMarkdown', v.description_markdown,
   'descriptionHtml', v.description_html, 'status', v.status, 'createdAt', v.created_at, 'updatedAt', v.updated_at,
   'providers', COALESCE((SELECT json_agg(${PROVIDER_JSON} ORDER BY p.created_at, p.id) FROM "boxes"."providers" p WHERE p.version_id = v.id), '[]'::json))`;
 
-export const BOX_DOCUMENT = Prisma.sql`json_build_object(
+export const BOX_DOCUMENT = `json_build_object(
   'id', b.id, 'ownerId', b.owner_id, 'name', b.name, 'shortDescription', b.short_description,
   'descriptionMarkdown', b.description_markdown, 'descriptionHtml', b.description_html,
   'isPrivate', b.is_private, 'downloads', b.downloads, 'createdAt', b.created_at, 'updatedAt', b.updated_at,
   'owner', json_build_object('id', a.id, 'username', a.username, 'billingState', a.billing_state),
   'versions', COALESCE((SELECT json_agg(${VERSION_JSON} ORDER BY v.created_at, v.id) FROM "boxes"."versions" v WHERE v.box_id = b.id), '[]'::json))`;
+
+/**
+ * The version of a box document: the box id and the `xmin` (writing transaction) of every
+ * row the document is built from: the box, its owner, its versions and their providers,
+ * grouped per version and in id order. A tuple never changes once written: an update
+ * writes a new tuple with the updating transaction's id, an insert adds one, a delete
+ * removes one. Any tuple a later state holds that an earlier state did not was written by
+ * a transaction that committed after the earlier read, so its xmin is not among the earlier
+ * ones: equal versions mean the same tuples, hence the same document (up to transaction-id
+ * wraparound, 2^32 transactions; the raw xmin survives freezing).
+ */
+export const BOX_DOCUMENT_VERSION = `(b.id || ':' || b.xmin::text || ':' || a.xmin::text || ':' || COALESCE((
+  SELECT string_agg(v.xmin::text || '(' || COALESCE((SELECT string_agg(p.xmin::text, ',' ORDER BY p.id) FROM "boxes"."providers" p WHERE p.version_id = v.id), '') || ')', ',' ORDER BY v.id)
+    FROM "boxes"."versions" v WHERE v.box_id = b.id), ''))`;
 
 type Json = Record<string, unknown>;
 

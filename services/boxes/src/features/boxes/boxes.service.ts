@@ -9,7 +9,7 @@ import { DuplicateError, type AccountStore } from '../accounts/accounts.store';
 import type { Actor, OrganizationJson } from '../accounts/accounts.types';
 import { authorizeBoxAccess, canManage, canRead, notFound, requireActor, visibleOwners, type TokenState } from '../accounts/access';
 import type { UploadStore } from '../uploads/uploads.store';
-import { toBoxJson, toProviderJson, toVersionJson } from './boxes.presenter';
+import { boxListText, boxText, toBoxJson, toProviderJson, toVersionJson } from './boxes.presenter';
 import { GoneError, type BoxStore } from './boxes.store';
 import {
   checksumProblem,
@@ -47,8 +47,10 @@ export interface BoxServiceDeps {
 
 export interface BoxService {
   readOrganization(caller: Caller, username: string): Promise<OrganizationJson>;
-  search(caller: Caller, params: SearchParams): Promise<{ boxes: BoxJson[] }>;
-  readBox(caller: Caller, ref: BoxRef): Promise<BoxJson>;
+  /** The JSON text of `{boxes: [box]}` (box objects serialised once per box version). */
+  search(caller: Caller, params: SearchParams): Promise<string>;
+  /** The JSON text of the box with its versions. */
+  readBox(caller: Caller, ref: BoxRef): Promise<string>;
   createBox(caller: Caller, fields: BoxFields): Promise<BoxJson>;
   updateBox(caller: Caller, ref: BoxRef, fields: BoxFields): Promise<BoxJson>;
   deleteBox(caller: Caller, ref: BoxRef): Promise<BoxJson>;
@@ -128,11 +130,13 @@ export function createBoxService(deps: BoxServiceDeps): BoxService {
 
     async search(caller, params) {
       const boxes = await boxStore.search(params, visibleOwners(caller.actor));
-      return { boxes: boxes.filter((b) => canRead(caller.actor, b)).map((b) => toBoxJson(caller.base, b, { withVersions: false })) };
+      // The statement already leaves out what the caller may not read; checked again here.
+      const readable = boxes.filter((b) => canRead(caller.actor, b));
+      return readable.length === boxes.length ? boxListText(caller.base, boxes, true) : boxListText(caller.base, readable, false);
     },
 
     async readBox(caller, ref) {
-      return toBoxJson(caller.base, await loadBox(caller, ref, 'read'), { withVersions: true });
+      return boxText(caller.base, await loadBox(caller, ref, 'read'), { withVersions: true });
     },
 
     async createBox(caller, fields) {

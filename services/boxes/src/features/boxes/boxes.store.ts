@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma, type PrismaClient } from '@selfstack/db';
 import { DuplicateError, isUniqueViolation } from '../accounts/accounts.store';
-import { BOX_DOCUMENT, boxFromDocument } from './boxes.read-sql';
+import type { BoxReads } from './box-reads.store';
 import type { BoxRecord, ProviderRecord, SearchParams, VersionRecord } from './boxes.types';
 
 const BOX_INCLUDE = {
@@ -88,27 +88,16 @@ export function searchTextOf(username: string, name: string, shortDescription: s
   return `${username} ${name} ${shortDescription}`.toLowerCase();
 }
 
-export function createBoxStore(prisma: PrismaClient): BoxStore {
+/** Writes through Prisma; the reads (box by name, owner listing, search) are `reads`. */
+export function createBoxStore(prisma: PrismaClient, reads: BoxReads): BoxStore {
   // Changes below a box move its updated_at (search sort "updated").
   // updateMany: a box deleted concurrently is not an error here (the caller's own row
   // write reports it).
   const touchBox = (tx: Prisma.TransactionClient, boxId: string) => tx.box.updateMany({ where: { id: boxId }, data: { updatedAt: new Date() } });
 
   return {
-    async findBox(username, name) {
-      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
-        SELECT ${BOX_DOCUMENT} AS box FROM "boxes"."boxes" b JOIN "boxes"."accounts" a ON a.id = b.owner_id
-         WHERE a.username = ${username} AND b.name = ${name}`;
-      return rows[0] ? boxFromDocument(rows[0].box) : null;
-    },
-
-    async listByOwner(ownerId, includePrivate) {
-      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
-        SELECT ${BOX_DOCUMENT} AS box FROM "boxes"."boxes" b JOIN "boxes"."accounts" a ON a.id = b.owner_id
-         WHERE b.owner_id = ${ownerId} ${includePrivate ? Prisma.empty : Prisma.sql`AND NOT b.is_private`}
-         ORDER BY b.name`;
-      return rows.map((r) => boxFromDocument(r.box));
-    },
+    findBox: (username, name) => reads.findBox(username, name),
+    listByOwner: (ownerId, includePrivate) => reads.listByOwner(ownerId, includePrivate),
 
     async createBox(box) {
       try {
@@ -231,37 +220,7 @@ export function createBoxStore(prisma: PrismaClient): BoxStore {
         return r.count > 0;
       }),
 
-    async search(params, visibility) {
-      const conditions: Prisma.Sql[] = [
-        // Every hit needs a current_version (the CLI dereferences it, reference A.3); with
-        // a provider filter, that provider must be usable in a released version.
-        params.provider
-          ? Prisma.sql`EXISTS (SELECT 1 FROM "boxes"."versions" v JOIN "boxes"."providers" p ON p.version_id = v.id
-                          WHERE v.box_id = b.id AND v.status = 'active' AND p.name = ${params.provider}
-                            AND (p.url IS NOT NULL OR p.blob_key IS NOT NULL))`
-          : Prisma.sql`EXISTS (SELECT 1 FROM "boxes"."versions" v WHERE v.box_id = b.id AND v.status = 'active')`,
-      ];
-      if (!('all' in visibility)) {
-        conditions.push(
-          visibility.ownerIds.length > 0
-            ? Prisma.sql`(NOT b.is_private OR b.owner_id IN (${Prisma.join([...visibility.ownerIds])}))`
-            : Prisma.sql`NOT b.is_private`,
-        );
-      }
-      // search_text is lower-cased and trigram-indexed (boxes_search_text_idx, GIN
-      // gin_trgm_ops), which serves LIKE '%q%'; %, _ and \ in q are literal.
-      if (params.q) conditions.push(Prisma.sql`b.search_text LIKE ${`%${params.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`}`);
-      const column = params.sort === 'downloads' ? Prisma.sql`b.downloads` : params.sort === 'created' ? Prisma.sql`b.created_at` : Prisma.sql`b.updated_at`;
-      const direction = params.order === 'asc' ? Prisma.sql`ASC` : Prisma.sql`DESC`;
-      const rows = await prisma.$queryRaw<{ box: Record<string, unknown> }[]>`
-        SELECT ${BOX_DOCUMENT} AS box FROM (
-          SELECT b.* FROM "boxes"."boxes" b WHERE ${Prisma.join(conditions, ' AND ')}
-           ORDER BY ${column} ${direction}, b.id ASC
-           LIMIT ${params.limit} OFFSET ${(params.page - 1) * params.limit}
-        ) b JOIN "boxes"."accounts" a ON a.id = b.owner_id
-        ORDER BY ${column} ${direction}, b.id ASC`;
-      return rows.map((r) => boxFromDocument(r.box));
-    },
+    search: (params, visibility) => reads.search(params, visibility),
 
     async incrementDownloads(boxId) {
       await prisma.box.updateMany({ where: { id: boxId }, data: { downloads: { increment: 1 } } });

@@ -7,6 +7,7 @@ import { AppError, NotFoundError } from '@selfstack/errors';
 import type { BlobStore } from '@selfstack/blob';
 import { definePath, type AnyPathSpec } from '@selfstack/http-kit';
 import { parseRange } from '../../shared/http-range';
+import { jsonReply } from '../../shared/json-reply';
 import type { BoxesExtra } from '../../shared/request-context';
 import type { DownloadService } from './downloads.service';
 
@@ -69,7 +70,7 @@ export function createDownloadPaths(deps: { downloadService: DownloadService; bl
       summary: 'Box catalog (metadata) as read by `vagrant box add username/name`',
       fields: { username: p('Owner'), name: p('Box name') },
       operations: {
-        read: (ctx) => d.catalog(ctx.extra.caller, ctx.params),
+        read: async (ctx) => jsonReply(await d.catalog(ctx.extra.caller, ctx.params)),
       },
     }),
   ];

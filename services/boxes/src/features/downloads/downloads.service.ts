@@ -4,17 +4,17 @@
 import { NotFoundError } from '@selfstack/errors';
 import type { BlobStore } from '@selfstack/blob';
 import { canManage } from '../accounts/access';
-import { effectiveChecksum, toCatalogJson } from '../boxes/boxes.presenter';
+import { catalogText, effectiveChecksum } from '../boxes/boxes.presenter';
 import type { BoxRef, BoxService, Caller } from '../boxes/boxes.service';
 import type { BoxStore } from '../boxes/boxes.store';
-import type { CatalogJson } from '../boxes/boxes.types';
 
 export type DownloadTarget =
   | { kind: 'redirect'; url: string; boxId: string }
   | { kind: 'blob'; key: string; size: number; boxId: string; filename: string; sha256: string | null; checksum: string | null; checksumType: string | null };
 
 export interface DownloadService {
-  catalog(caller: Caller, ref: BoxRef): Promise<CatalogJson>;
+  /** The JSON text of the catalog (serialised once per box version and base URL). */
+  catalog(caller: Caller, ref: BoxRef): Promise<string>;
   /** `file` is the last path segment, `<provider>.box`. */
   locate(caller: Caller, ref: BoxRef, version: string, file: string): Promise<DownloadTarget>;
   countDownload(boxId: string): Promise<void>;
@@ -23,7 +23,7 @@ export interface DownloadService {
 export function createDownloadService(deps: { boxService: BoxService; boxStore: BoxStore; blobs: BlobStore }): DownloadService {
   return {
     async catalog(caller, ref) {
-      return toCatalogJson(caller.base, await deps.boxService.locateBox(caller, ref));
+      return catalogText(caller.base, await deps.boxService.locateBox(caller, ref));
     },
 
     async locate(caller, ref, version, file) {
