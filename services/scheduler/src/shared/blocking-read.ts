@@ -67,9 +67,39 @@ class SharedLoads {
   }
 }
 
+/**
+ * Point reads not yet sent, by key: callers arriving before a read is sent (in the same
+ * event-loop turn) share it, so each one's answer is read after it asked. A thousand
+ * blocking readers re-arming at once on one job cost a handful of statements instead of a
+ * thousand queued on the pool (where a write's wake-up read would wait behind them).
+ */
+class PendingReads {
+  private readonly pending = new Map<string, { read: () => Promise<unknown>; waiters: Array<{ resolve(v: unknown): void; reject(e: unknown): void }> }>();
+
+  get<T>(key: string, read: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let batch = this.pending.get(key);
+      if (!batch) {
+        const b = { read: read as () => Promise<unknown>, waiters: [] as Array<{ resolve(v: unknown): void; reject(e: unknown): void }> };
+        batch = b;
+        this.pending.set(key, b);
+        setImmediate(() => {
+          this.pending.delete(key);
+          b.read().then(
+            (v) => b.waiters.forEach((w) => w.resolve(v)),
+            (e: unknown) => b.waiters.forEach((w) => w.reject(e)),
+          );
+        });
+      }
+      batch.waiters.push({ resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+}
+
 interface PerStore {
   batcher: IndexBatcher;
   loads: SharedLoads;
+  pendingReads: PendingReads;
 }
 
 const perStore = new WeakMap<PointReads, PerStore>();
@@ -77,7 +107,7 @@ const perStore = new WeakMap<PointReads, PerStore>();
 function perStoreOf(reads: PointReads): PerStore {
   let p = perStore.get(reads);
   if (!p) {
-    p = { batcher: new IndexBatcher(reads), loads: new SharedLoads() };
+    p = { batcher: new IndexBatcher(reads), loads: new SharedLoads(), pendingReads: new PendingReads() };
     perStore.set(reads, p);
   }
   return p;
@@ -121,7 +151,8 @@ export function blockingRead<T>(
 /**
  * A blocking read whose `read` answers the value together with the index of `tables` in
  * one statement (a point read, point-reads.store.ts): one round trip instead of two. Readers woken
- * by the same write (same hint index) with the same `shareKey` share one statement.
+ * by the same write (same hint index) with the same `shareKey` share one statement, and so
+ * do readers asking in the same event-loop turn (PendingReads).
  */
 export function blockingPointRead<T>(
   s: SchedulerState,
@@ -130,11 +161,11 @@ export function blockingPointRead<T>(
   read: () => Promise<Indexed<T>>,
   shareKey: string,
 ): Promise<Indexed<T>> {
-  const { loads } = perStoreOf(s.reads);
+  const { loads, pendingReads } = perStoreOf(s.reads);
   const key = `${tables.join(',')}\0${shareKey}`;
   return s.state.blockingQuery(
     { minIndex: opts.minIndex, waitMs: opts.waitMs, tables, ...(opts.signal ? { signal: opts.signal } : {}) },
-    (hint) => (hint ? loads.get(key, hint.index, read) : read()),
+    (hint) => (hint ? loads.get(key, hint.index, read) : pendingReads.get(key, read)),
   );
 }
 
