@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
@@ -179,5 +181,45 @@ describe('errorMiddleware', () => {
     expect(res.status).toBe(413);
     expect(res.headers.connection).toBe('close');
     expect(res.body).toEqual({ errors: ['too big'], success: false });
+  });
+
+  it('logs no failure for a handler aborted because its client went away, and still logs other AbortErrors', async () => {
+    const { logger, lines } = capture();
+    const app = express();
+    let aborted: () => void = () => undefined;
+    const handlerDone = new Promise<void>((r) => (aborted = r));
+    app.get('/wait', (req, res, next) => {
+      // As a blocking query does: the request's signal fires when the response closes.
+      const controller = new AbortController();
+      res.on('close', () => controller.abort());
+      controller.signal.addEventListener('abort', () => {
+        next(controller.signal.reason);
+        setImmediate(aborted);
+      });
+    });
+    app.get('/abort-here', () => {
+      throw new DOMException('This operation was aborted', 'AbortError');
+    });
+    app.use(errorMiddleware({ flavour: 'nomad', logger }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/wait' });
+      req.on('error', () => undefined);
+      req.end();
+      await new Promise((r) => setTimeout(r, 50));
+      req.destroy();
+      await handlerDone;
+      await new Promise((r) => setTimeout(r, 20));
+      expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+      // The client is still there: a real failure, answered and logged.
+      const res = await request(server).get('/abort-here');
+      expect(res.status).toBe(500);
+      await new Promise((r) => setImmediate(r));
+      expect(lines).toEqual([expect.objectContaining({ level: 'error', message: 'request failed', status: 500, error: expect.stringContaining('aborted') })]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

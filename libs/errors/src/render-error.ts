@@ -110,6 +110,12 @@ export function errorMiddleware({ flavour, logger }: ErrorMiddlewareOptions): Er
   return (err: unknown, req, res, next) => {
     const locals = res.locals as { requestId?: unknown };
     const requestId = typeof locals.requestId === 'string' ? locals.requestId : randomUUID();
+    // A handler that stopped because its client went away (a blocking query or a stream
+    // whose request's AbortSignal fired on close): nobody to answer and nothing failed.
+    if (isAbortError(err) && (res.destroyed || req.socket?.destroyed === true)) {
+      logger.debug('request ended: the client went away', { request_id: requestId, method: req.method });
+      return;
+    }
     const rendered = renderError(flavour, err, requestId);
     if (rendered.status >= 500) {
       const detail = err instanceof Error ? { error: err.message, stack: err.stack, name: err.name } : { error: String(err) };
@@ -129,4 +135,9 @@ export function errorMiddleware({ flavour, logger }: ErrorMiddlewareOptions): Er
     res.setHeader('Content-Length', Buffer.byteLength(rendered.body));
     res.end(rendered.body);
   };
+}
+
+/** An AbortError (a DOMException from an AbortSignal, or an Error named so), whatever its realm. */
+function isAbortError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'AbortError';
 }
