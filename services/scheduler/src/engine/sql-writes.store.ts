@@ -107,6 +107,13 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
       return client.query(sql, values);
     });
     let broken: Error | undefined;
+    // A checked-out client has no pool listener: the server ending its connection between
+    // two statements (a restart, pg_terminate_backend) emits 'error' on it, which without a
+    // listener ends the process. The next statement fails; the client is not reused.
+    const onError = (err: Error) => {
+      broken ??= err;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(rawOnly(tx, 'the engine transaction'));
@@ -123,6 +130,7 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
       throw err;
     } finally {
       clearTimeout(timer);
+      client.off('error', onError);
       client.release(broken);
     }
   }

@@ -493,16 +493,27 @@ export function createEntryStore(deps: EntryStoreOptions): Storage & { readonly 
     transaction: (fn) =>
       retryOnConflict(async () => {
         const client = await pool.connect();
+        // A checked-out client has no pool listener: a connection the server ends between
+        // two statements emits 'error', which without a listener would end the process.
+        let broken: Error | undefined;
+        const onError = (err: Error) => {
+          broken ??= err;
+        };
+        client.on('error', onError);
         try {
           await client.query('BEGIN');
           const result = await fn(txOps(pgQueryable(client)));
           await client.query('COMMIT');
           return result;
         } catch (err) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await client.query('ROLLBACK').catch((e: unknown) => {
+            broken ??= e instanceof Error ? e : new Error(String(e));
+          });
           throw err;
         } finally {
-          client.release();
+          client.off('error', onError);
+          // A broken connection is closed, not handed back to the pool.
+          client.release(broken);
         }
       }),
   };
