@@ -10,7 +10,7 @@ import type { Deployment } from '../features/deployments/deployments.types';
 import type { Job, JobSummary } from '../features/jobs/jobs.types';
 import type { Node } from '../features/nodes/nodes.types';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
-import { waitUntilMs } from '../features/evaluations/evaluations.store';
+import { evaluationRow } from '../features/evaluations/evaluations.store';
 import type { Resources } from './engine.types';
 
 const LIVE = `"desired_status" = 'run' AND "client_status" NOT IN ('complete', 'failed', 'lost')`;
@@ -124,18 +124,7 @@ export function createEngineStore() {
     /** Evaluations written in one statement (the applier's outcome). */
     async putEvals(tx: Db, evals: readonly Evaluation[]): Promise<void> {
       if (evals.length === 0) return;
-      const rows = evals.map((ev) => ({
-        id: ev.ID,
-        namespace: ev.Namespace,
-        job_id: ev.JobID,
-        status: ev.Status,
-        data: ev,
-        create_index: ev.CreateIndex,
-        modify_index: ev.ModifyIndex,
-        priority: ev.Priority,
-        ready_at: waitUntilMs(ev),
-        snapshot_index: Number(ev['SnapshotIndex'] ?? 0) || 0,
-      }));
+      const rows = evals.map(evaluationRow);
       await tx.$executeRawUnsafe(
         `INSERT INTO "scheduler"."evaluations" ("id", "namespace", "job_id", "status", "data", "create_index", "modify_index", "priority", "ready_at", "snapshot_index")
          SELECT x."id", x."namespace", x."job_id", x."status", x."data", x."create_index", x."modify_index", x."priority", x."ready_at", x."snapshot_index"

@@ -11,6 +11,25 @@ export function waitUntilMs(ev: Evaluation): number {
   return Number.isFinite(ms) ? ms : 0;
 }
 
+/**
+ * An evaluation as a row of scheduler.evaluations in the snake_case JSON the set-based
+ * writes read back with jsonb_to_recordset (the register's and the engine's statements).
+ */
+export function evaluationRow(ev: Evaluation) {
+  return {
+    id: ev.ID,
+    namespace: ev.Namespace,
+    job_id: ev.JobID,
+    status: ev.Status,
+    data: ev,
+    create_index: ev.CreateIndex,
+    modify_index: ev.ModifyIndex,
+    priority: ev.Priority,
+    ready_at: waitUntilMs(ev),
+    snapshot_index: Number(ev['SnapshotIndex'] ?? 0) || 0,
+  };
+}
+
 export interface EvalListQuery {
   namespaces: readonly string[] | null;
   prefix: string;

@@ -4,7 +4,7 @@
 // the evaluation, the job and the job version in one more (it took ten statements through
 // the model API before: ~12 ms of lock per register, which 100 concurrent registers and
 // the engine's plans spent queueing on each other).
-import { waitUntilMs } from '../evaluations/evaluations.store';
+import { evaluationRow } from '../evaluations/evaluations.store';
 import { TERMINAL_EVAL_STATUSES, type Evaluation } from '../evaluations/evaluations.types';
 import type { Deployment } from '../deployments/deployments.types';
 import type { Db } from '../../shared/common.types';
@@ -105,20 +105,7 @@ export function createJobRegisterStore(): JobRegisterStore {
 
     async write(tx, { ev, record, version }) {
       if (!ev && !record) return;
-      const evals = ev
-        ? [{
-            id: ev.ID,
-            namespace: ev.Namespace,
-            job_id: ev.JobID,
-            status: ev.Status,
-            data: ev,
-            create_index: ev.CreateIndex,
-            modify_index: ev.ModifyIndex,
-            priority: ev.Priority,
-            ready_at: waitUntilMs(ev),
-            snapshot_index: Number(ev['SnapshotIndex'] ?? 0) || 0,
-          }]
-        : [];
+      const evals = ev ? [evaluationRow(ev)] : [];
       const job = record?.job;
       const jobs = record && job
         ? [{
