@@ -23,4 +23,4 @@ export {
 export { defaultMigrationsDir, defaultSchemaDir } from './paths';
 export { silentDbLogger, type DbLogger } from './logger';
 export { jsonValue } from './json-value';
-export { createPgPool, namedQuery, type PgPoolOptions } from './pg-pool';
+export { createPgPool, guardCheckout, namedQuery, type CheckoutGuard, type PgPoolOptions } from './pg-pool';

@@ -2,7 +2,7 @@
 // the secrets entry store and the scheduler's point reads. A query through Prisma's driver
 // adapter costs several times the CPU of the same query sent as a prepared statement here
 // (docs/scheduler.md and docs/secrets.md, "Performance").
-import { Pool, Query, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
+import { Pool, Query, type PoolClient, type PoolConfig, type QueryResult, type QueryResultRow } from 'pg';
 
 export interface PgPoolOptions {
   /** postgresql:// connection string. */
@@ -19,6 +19,8 @@ export interface PgPoolOptions {
    * would end the process, so one is always attached.
    */
   onIdleError?: (err: Error) => void;
+  /** Type parsers of this pool's clients (node-postgres' `types`); the global ones when unset. */
+  types?: PoolConfig['types'];
 }
 
 export function createPgPool(o: PgPoolOptions): Pool {
@@ -27,9 +29,39 @@ export function createPgPool(o: PgPoolOptions): Pool {
     ...(o.options !== undefined ? { options: o.options } : {}),
     ...(o.max !== undefined ? { max: o.max } : {}),
     application_name: o.applicationName,
+    ...(o.types !== undefined ? { types: o.types } : {}),
   });
   pool.on('error', (err: Error) => o.onIdleError?.(err));
   return pool;
+}
+
+/** A checked-out client's guard (guardCheckout). */
+export interface CheckoutGuard {
+  /** Marks the connection unusable (a failed ROLLBACK, say): it will be closed, not pooled. */
+  fail(err: unknown): void;
+  /** Gives the client back: to the pool when healthy, closed when it failed. */
+  release(): void;
+}
+
+/**
+ * A client checked out of a pool has no pool listener: the server ending its connection
+ * between two statements (a restart, pg_terminate_backend) emits 'error' on it, which
+ * without a listener ends the process. The guard listens for the checkout, and a client
+ * that failed is closed on release instead of going back to the pool.
+ */
+export function guardCheckout(client: PoolClient): CheckoutGuard {
+  let broken: Error | undefined;
+  const fail = (err: unknown) => {
+    broken ??= err instanceof Error ? err : new Error(String(err));
+  };
+  client.on('error', fail);
+  return {
+    fail,
+    release() {
+      client.off('error', fail);
+      client.release(broken);
+    },
+  };
 }
 
 /**

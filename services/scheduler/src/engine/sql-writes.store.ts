@@ -12,7 +12,8 @@
 // other property (a model API such as `tx.schedulerDeployment`) with an error, so a code
 // path that needs Prisma's model API must run through the Prisma-backed state store
 // (plan-applier.ts chooses per plan).
-import { Pool, types, type PoolClient } from 'pg';
+import { createPgPool, guardCheckout } from '@selfstack/db';
+import { types, type PoolClient } from 'pg';
 import type { Db } from '../shared/common.types';
 
 export interface SqlClient {
@@ -68,9 +69,8 @@ function runner(query: (sql: string, values: unknown[]) => Promise<{ rows: unkno
 }
 
 export function createEngineSql(options: { databaseUrl: string; max: number }): EngineSql {
-  const pool = new Pool({ connectionString: options.databaseUrl, max: options.max, application_name: 'selfstack-scheduler-engine', types: typeOverrides });
-  // An idle client's error (the server closed it) must not end the process; the pool drops it.
-  pool.on('error', () => undefined);
+  // An idle client's error (the server closed it) never ends the process; the pool drops it.
+  const pool = createPgPool({ url: options.databaseUrl, max: options.max, applicationName: 'selfstack-scheduler-engine', types: typeOverrides });
   const direct = runner((sql, values) => pool.query(sql, values));
 
   async function checkout(maxWaitMs: number): Promise<PoolClient> {
@@ -106,14 +106,7 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
       if (closed || expired) throw new EngineTransactionTimeoutError(`Transaction already closed: expired transaction (timeout ${timeoutMs} ms)`);
       return client.query(sql, values);
     });
-    let broken: Error | undefined;
-    // A checked-out client has no pool listener: the server ending its connection between
-    // two statements (a restart, pg_terminate_backend) emits 'error' on it, which without a
-    // listener ends the process. The next statement fails; the client is not reused.
-    const onError = (err: Error) => {
-      broken ??= err;
-    };
-    client.on('error', onError);
+    const guard = guardCheckout(client);
     try {
       await client.query('BEGIN');
       const result = await fn(rawOnly(tx, 'the engine transaction'));
@@ -123,15 +116,12 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
       return result;
     } catch (err) {
       closed = true;
-      await client.query('ROLLBACK').catch((e: unknown) => {
-        // The connection is unusable: it must not go back to the pool.
-        broken = e instanceof Error ? e : new Error(String(e));
-      });
+      // A failed ROLLBACK leaves the connection unusable: closed, not pooled.
+      await client.query('ROLLBACK').catch(guard.fail);
       throw err;
     } finally {
       clearTimeout(timer);
-      client.off('error', onError);
-      client.release(broken);
+      guard.release();
     }
   }
 

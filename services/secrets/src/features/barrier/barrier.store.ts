@@ -4,7 +4,7 @@
 // trip; a KV v2 read is one statement, a KV v2 write two (a read, then `applyIf`; under
 // load the `applyIf` of concurrent writes share one statement, apply-batcher.ts). The
 // entry store implements the storage contract (storage.types.ts) over opaque bytes.
-import { createPgPool, namedQuery, type PrismaClient } from '@selfstack/db';
+import { createPgPool, guardCheckout, namedQuery, type PrismaClient } from '@selfstack/db';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { AlreadyInitializedError, type BarrierRecord, type BarrierStore } from './barrier.types';
 import {
@@ -493,27 +493,17 @@ export function createEntryStore(deps: EntryStoreOptions): Storage & { readonly 
     transaction: (fn) =>
       retryOnConflict(async () => {
         const client = await pool.connect();
-        // A checked-out client has no pool listener: a connection the server ends between
-        // two statements emits 'error', which without a listener would end the process.
-        let broken: Error | undefined;
-        const onError = (err: Error) => {
-          broken ??= err;
-        };
-        client.on('error', onError);
+        const guard = guardCheckout(client);
         try {
           await client.query('BEGIN');
           const result = await fn(txOps(pgQueryable(client)));
           await client.query('COMMIT');
           return result;
         } catch (err) {
-          await client.query('ROLLBACK').catch((e: unknown) => {
-            broken ??= e instanceof Error ? e : new Error(String(e));
-          });
+          await client.query('ROLLBACK').catch(guard.fail);
           throw err;
         } finally {
-          client.off('error', onError);
-          // A broken connection is closed, not handed back to the pool.
-          client.release(broken);
+          guard.release();
         }
       }),
   };
