@@ -125,20 +125,8 @@ const moduleSelect = {
   ns: { select: { owner: true } },
 } as const;
 
-function toModule(row: ModuleRow): ModuleRecord {
-  return {
-    id: row.id,
-    namespace: row.namespace,
-    name: row.name,
-    provider: row.provider,
-    owner: row.ns.owner,
-    verified: row.verified,
-    downloads: row.downloads,
-    latestVersion: row.latestVersion,
-    description: row.description,
-    source: row.source,
-    publishedAt: row.publishedAt,
-  };
+function toModule({ ns, ...row }: ModuleRow): ModuleRecord {
+  return rawModule({ ...row, owner: ns.owner });
 }
 
 /** A module row with its namespace's owner, as the read statements select it (READ_COLUMNS). */
