@@ -26,11 +26,14 @@
 // `npx tsx bench/profile-summary.ts <dir> 50` (one .cpuprofile per process).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { freePortBelowEphemeral } from '@selfstack/testing';
+import { Client } from 'pg';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
+import { cpuNow, cpuSince, postgresBackends, processCpu, type ProcessCpu } from '../proc-cpu';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 
 const MAIN = join(__dirname, '..', '..', 'services', 'scheduler', 'src', 'main.ts');
@@ -38,14 +41,7 @@ const SUBSCRIBERS = join(__dirname, 'event-stream-subscribers.ts');
 const HEAP_PROBE = join(__dirname, 'heap-probe.mjs');
 const WRITERS = 16;
 
-/** CPU time of a process so far, in ms (Linux /proc; clock ticks of 10 ms): user, system. */
-function cpuMs(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
-  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
-}
-const total = (c: { user: number; system: number }): number => c.user + c.system;
+const total = (c: ProcessCpu | null): number => (c ? c.user + c.system : NaN);
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -129,7 +125,10 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
             resolve();
           });
         });
+  // The server's PostgreSQL backends, for their CPU time.
+  const pg = new Client({ connectionString: db.url });
   const cleanup = async (): Promise<void> => {
+    await pg.end().catch(() => undefined);
     if (!profileDir) load?.kill('SIGKILL');
     server.kill('SIGTERM');
     // A profiled server writes its profile when it exits.
@@ -140,6 +139,7 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
     await db.drop();
   };
   try {
+    await pg.connect();
     const deadline = Date.now() + 60_000;
     while (!(await fetch(`${base}/readyz`).then((r) => r.ok, () => false))) {
       if (Date.now() > deadline || server.exitCode !== null) throw new Error('scheduler did not become ready');
@@ -160,7 +160,26 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   const t0 = Date.now();
   heapT0 = t0;
   const sampler = setInterval(() => memory.push([Date.now() - t0, rssMiB(server.pid as number)]), 500);
-  const cpuStart = { at: performance.now(), server: cpuMs(server.pid as number), load: cpuMs(load.pid as number) };
+  const backends = () => postgresBackends((q) => pg.query<{ pid: number }>(q));
+  const cpuStart = { at: performance.now(), server: processCpu(server.pid as number), load: processCpu(load.pid as number), writer: process.cpuUsage(), pg: cpuNow(await backends()) };
+  // The writer: keep-alive connections, gzip accepted as Nomad's API client asks for it; the
+  // answer's body is not decoded (fetch spent ~3 ms of this process's CPU per registration,
+  // inflating it included, on a machine where the server spends ~3.5).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS });
+  const register = (body: string): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(`${base}/v1/jobs`, { method: 'PUT', agent, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'Accept-Encoding': 'gzip' } }, (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          if (status !== 200) chunks.push(c);
+        });
+        res.on('end', () => resolve({ status, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   let writes = 0;
   let late = 0;
   // Sent -> answered, per registration (ms).
@@ -184,20 +203,17 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
         else if (-wait > writeEveryMs) late++;
         const n = writes++;
         const sent = String(performance.timeOrigin + performance.now());
-        const res = await fetch(`${base}/v1/jobs`, {
-          method: 'PUT',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ Job: { ID: `stream-${n % jobIds}`, Meta: { sent }, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] } }),
-        });
-        if (res.status !== 200) throw new Error(`register: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
+        const res = await register(JSON.stringify({ Job: { ID: `stream-${n % jobIds}`, Meta: { sent }, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'docker' }] }] } }));
+        if (res.status !== 200) throw new Error(`register: ${res.status} ${res.text}`);
         writeMs.push(performance.timeOrigin + performance.now() - Number(sent));
       },
     },
     async teardown() {
       clearInterval(sampler);
       const writeSeconds = (performance.now() - firstSlot) / 1000;
-      const cpuEnd = { at: performance.now(), server: cpuMs(server.pid as number), load: cpuMs((load as ChildProcess).pid as number) };
+      const cpuEnd = { at: performance.now(), server: processCpu(server.pid as number), load: processCpu((load as ChildProcess).pid as number), writer: process.cpuUsage(cpuStart.writer) };
+      const pgMs = cpuSince(cpuStart.pg, await backends());
+      agent.destroy();
       const wallMs = cpuEnd.at - cpuStart.at;
       const pct = (ms: number) => `${((100 * ms) / wallMs).toFixed(0)} %`;
       // Let the last frames arrive.
@@ -218,9 +234,10 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
           `${r.outOfOrder} out of order, ${r.errors} errors; ` +
           `${writes} writes, ${(writes / Math.max(1e-9, writeSeconds)).toFixed(1)} registrations/s (${(2 * writes / Math.max(1e-9, writeSeconds)).toFixed(0)} events/s), ${late} started late, ` +
           `registration answered p50 ${writeAt(50).toFixed(1)} ms, p99 ${writeAt(99).toFixed(1)} ms; ` +
-          `CPU server ${pct(total(cpuEnd.server) - total(cpuStart.server))} of a core (${pct(cpuEnd.server.system - cpuStart.server.system)} in the kernel; ` +
+          `CPU server ${pct(total(cpuEnd.server) - total(cpuStart.server))} of a core (${pct((cpuEnd.server?.system ?? NaN) - (cpuStart.server?.system ?? NaN))} in the kernel; ` +
           `${((total(cpuEnd.server) - total(cpuStart.server)) / Math.max(1, writes)).toFixed(1)} ms per registration), ` +
-          `subscribers ${pct(total(cpuEnd.load) - total(cpuStart.load))}`,
+          `PostgreSQL backends ${pct(pgMs)} (${(pgMs / Math.max(1, writes)).toFixed(1)} ms per registration), ` +
+          `subscribers ${pct(total(cpuEnd.load) - total(cpuStart.load))}, writer ${pct((cpuEnd.writer.user + cpuEnd.writer.system) / 1000)}`,
       );
       ctx.log(
         `scheduler-event-stream: server RSS ${mem[0]?.toFixed(0)} / ${mid(mem)?.toFixed(0)} / ${mem.at(-1)?.toFixed(0)} MiB (start / middle / end, max ${Math.max(...mem).toFixed(0)}), ` +

@@ -15,7 +15,6 @@
 //     when it exits at teardown; `npx tsx bench/profile-summary.ts dir 50` sums it up)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { Client } from 'pg';
 import { freePortBelowEphemeral } from '@selfstack/testing';
 import { createBenchDatabase, sizeFromEnv } from '../bench-database';
 import { percentile } from '../measure';
+import { cpuNow, cpuSince, postgresBackends } from '../proc-cpu';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
 
 function send(port: number, method: string, path: string, body: unknown, agent: http.Agent): Promise<{ status: number; text: string }> {
@@ -37,37 +37,6 @@ function send(port: number, method: string, path: string, body: unknown, agent: 
     req.on('error', reject);
     req.end(data);
   });
-}
-
-/** User + system CPU time (ms) of a process, from /proc; null when it is gone (or off Linux). */
-function cpuMs(pid: number): number | null {
-  try {
-    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100 on Linux
-  } catch {
-    return null;
-  }
-}
-
-/** CPU (ms) these processes used since `before` (pid -> ms); one started since counts whole, one gone is left out. */
-function cpuSince(before: ReadonlyMap<number, number>, pids: readonly number[]): number {
-  let total = 0;
-  for (const pid of new Set([...before.keys(), ...pids])) {
-    const now = cpuMs(pid);
-    if (now !== null) total += now - (before.get(pid) ?? 0);
-  }
-  return total;
-}
-
-function cpuNow(pids: readonly number[]): Map<number, number> {
-  const m = new Map<number, number>();
-  for (const pid of pids) {
-    const ms = cpuMs(pid);
-    if (ms !== null) m.set(pid, ms);
-  }
-  return m;
 }
 
 interface Round {
@@ -144,8 +113,7 @@ async function setup(ctx: ScenarioContext): Promise<ScenarioInstance> {
   async function run(): Promise<void> {
     round++;
     // The server's PostgreSQL backends (not this client's), for their CPU time.
-    const backends = async (): Promise<number[]> =>
-      (await pg.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => r.pid);
+    const backends = () => postgresBackends((q) => pg.query<{ pid: number }>(q));
     const pgCpu0 = cpuNow(await backends());
     const serverCpu0 = cpuNow([child.pid as number]);
     const started = performance.now();
