@@ -33,12 +33,10 @@ import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
 import { createPrismaClient, type Prisma } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
 import { createLogger } from '@selfstack/logger';
-import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
-import { createReadPool } from '../../services/scheduler/src/shared/point-reads.store';
+import { openSchedulerDb, type SchedulerDb } from '../../services/scheduler/src/clients';
 import { composeScheduler } from '../../services/scheduler/src/compose';
 import { idleGcOptions, loadSchedulerEnv } from '../../services/scheduler/src/config';
-import type { Db } from '../../services/scheduler/src/shared/common.types';
 import { canonicalizeJob, summaryFor } from '../../services/scheduler/src/features/jobs/job-spec';
 import { percentile } from '../measure';
 import type { Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
@@ -100,26 +98,24 @@ interface Started {
   port: number;
   /** The http.Server requests are parsed by (for the server-side clock). */
   server: http.Server;
-  state: ReturnType<typeof createStateStore<Db>>;
+  state: SchedulerDb['state'];
   teardown(): Promise<void>;
 }
 
 async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Started> {
   const db = await createBenchDatabase(ctx.databaseUrl, 'scheduler');
   const { name, url } = db;
-  const prisma = createPrismaClient({ url, poolSize: 16 });
   const logger = createLogger({ service: 'scheduler-bench', level: 'error' });
-  let bus: Bus | undefined;
+  const redisUrl = process.env['REDIS_URL'];
+  const bus: Bus = redisUrl ? createRedisBus({ url: redisUrl, prefix: `bench:${name}:`, logger }) : createMemoryBus();
+  let clients: SchedulerDb | undefined;
   try {
+    clients = await openSchedulerDb({ databaseUrl: url, bus, logger, prismaPoolSize: 16 });
+    const { prisma, state, readPool } = clients;
     const started = Date.now();
     await seedJobs(prisma, jobs);
     ctx.log(`scheduler: seeded ${jobs} jobs in ${Date.now() - started} ms (database ${name})`);
-    const redisUrl = process.env['REDIS_URL'];
-    bus = redisUrl ? createRedisBus({ url: redisUrl, prefix: `bench:${name}:`, logger }) : createMemoryBus();
     ctx.log(`scheduler: wake-ups through ${redisUrl ? 'Redis' : 'the in-memory bus'}`);
-    const state = createStateStore<Db>({ prisma, bus, logger });
-    await state.ready();
-    const readPool = createReadPool(url);
     const app = buildApp(
       composeScheduler(
         { prisma, state, logger, readPool },
@@ -130,7 +126,7 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
     // The idle collection as main.ts configures it by default (SCHEDULER_IDLE_GC_MS).
     const idleGc = idleGcOptions(loadSchedulerEnv(process.env).SCHEDULER_IDLE_GC_MS);
     const listener = await createListener(app, { port: 0, host: '127.0.0.1', keepAliveTimeoutMs: 120_000, ...(idleGc ? { idleGc } : {}) });
-    const b = bus;
+    const opened = clients;
     return {
       url: listener.url,
       port: listener.port,
@@ -138,16 +134,14 @@ async function startScheduler(ctx: ScenarioContext, jobs: number): Promise<Start
       state,
       async teardown() {
         await listener.close({ drainTimeoutMs: 100 });
-        await state.close();
-        await b.close();
-        await readPool.end();
-        await prisma.$disconnect();
+        await opened.close();
+        await bus.close();
         await db.drop();
       },
     };
   } catch (err) {
-    await bus?.close();
-    await prisma.$disconnect();
+    await clients?.close();
+    await bus.close();
     await db.drop();
     throw err;
   }

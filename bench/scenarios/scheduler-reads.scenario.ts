@@ -12,14 +12,11 @@
 // figures are those of the read path alone.
 import { randomUUID } from 'node:crypto';
 import { createMemoryBus, createRedisBus, type Bus } from '@selfstack/bus';
-import { createPrismaClient } from '@selfstack/db';
 import { createListener } from '@selfstack/http-kit';
-import { createStateStore } from '@selfstack/state';
 import { buildApp } from '../../services/scheduler/src/app';
-import { createReadPool } from '../../services/scheduler/src/shared/point-reads.store';
+import { openSchedulerDb, type SchedulerDb } from '../../services/scheduler/src/clients';
 import { composeScheduler } from '../../services/scheduler/src/compose';
 import { createEngine } from '../../services/scheduler/src/engine/engine';
-import type { Db } from '../../services/scheduler/src/shared/common.types';
 import { createBenchDatabase } from '../bench-database';
 import { serviceLogger } from '../service-logger';
 import type { HttpRequestSpec, Scenario, ScenarioContext, ScenarioInstance } from '../scenario';
@@ -41,21 +38,18 @@ interface Started {
 
 async function startScheduler(ctx: ScenarioContext): Promise<Started> {
   const db = await createBenchDatabase(ctx.databaseUrl, 'schedreads');
-  const prisma = createPrismaClient({ url: db.url, poolSize: 16 });
   const logger = serviceLogger(ctx, 'scheduler');
   const redisUrl = process.env['REDIS_URL'];
   const bus: Bus = redisUrl ? createRedisBus({ url: redisUrl, prefix: `bench:${db.name}:`, logger }) : createMemoryBus();
-  const state = createStateStore<Db>({ prisma, bus, logger });
-  const readPool = createReadPool(db.url);
+  let clients: SchedulerDb | undefined;
   const cleanup = async () => {
-    await state.close();
+    await clients?.close();
     await bus.close();
-    await readPool.end();
-    await prisma.$disconnect();
     await db.drop();
   };
   try {
-    await state.ready();
+    clients = await openSchedulerDb({ databaseUrl: db.url, bus, logger, prismaPoolSize: 16, engineWorkers: 1 });
+    const { prisma, state, sql, readPool } = clients;
     const app = buildApp(
       composeScheduler(
         { prisma, state, logger, readPool },
@@ -64,7 +58,7 @@ async function startScheduler(ctx: ScenarioContext): Promise<Started> {
     );
     const listener = await createListener(app, { port: 0, host: '127.0.0.1' });
     const base = listener.url;
-    const engine = createEngine({ prisma, state, bus, logger, databaseUrl: db.url, workers: 1 });
+    const engine = createEngine({ prisma, state, sql, bus, logger, databaseUrl: db.url, workers: 1 });
     await engine.start();
     try {
       for (let i = 0; i < 2; i++) {

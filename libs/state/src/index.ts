@@ -1,4 +1,5 @@
-export { createStateStore, type CreateStateStoreOptions, type StatePrismaClient, type StateStore, type WriteContext } from './state-store';
+export { OFFER_SLICE } from './event-hub';
+export { createStateStore, type CreateStateStoreOptions, type StatePrismaClient, type StateStore, type WriteContext, type WriteOptions } from './state-store';
 export { StateStoreClosedError, StateWriteTimeoutError } from './errors';
 export { groupIntoFrames, type PruneEventsOptions } from './sql';
 export type {
@@ -8,6 +9,7 @@ export type {
   EventTail,
   EventTailOptions,
   RawSqlClient,
+  SqlStatement,
   StateEventInput,
   StateLogger,
   StoredEvent,

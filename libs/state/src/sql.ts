@@ -1,7 +1,7 @@
 // SQL for the state tables (prisma/schema/state.prisma). Raw SQL rather than the model
 // API because the Postgres schema is a store parameter (tests and future deployments may
 // use another one); identifiers are validated and quoted, values are always parameters.
-import type { RawSqlClient, StateEventInput, StoredEvent, EventFrame } from './types';
+import type { RawSqlClient, SqlStatement, StateEventInput, StoredEvent, EventFrame } from './types';
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -106,20 +106,20 @@ function toStoredEvent(row: EventRow): StoredEvent {
   };
 }
 
-export async function nextIndex(db: RawSqlClient, sql: StateSql, statementTimeoutMs: number): Promise<number> {
-  const rows = await db.$queryRawUnsafe<{ value: bigint | number | string }[]>(sql.nextIndex, `${statementTimeoutMs}ms`);
-  const row = rows[0];
+// The statement of nextIndex (first in every write transaction).
+export function nextIndexStatement(sql: StateSql, statementTimeoutMs: number): SqlStatement {
+  return { text: sql.nextIndex, values: [`${statementTimeoutMs}ms`] };
+}
+
+export function parseNextIndex(rows: unknown[]): number {
+  const row = rows[0] as { value: bigint | number | string } | undefined;
   if (!row) throw new Error('state_index has no row id=1: the state migration has not been applied');
   return Number(row.value);
 }
 
-export async function recordWrite(
-  db: RawSqlClient,
-  sql: StateSql,
-  index: number,
-  tables: readonly string[],
-  events: readonly StateEventInput[],
-): Promise<void> {
+// The bookkeeping statement of a write: its tables' indexes and its events (none when
+// it has neither).
+export function recordWriteStatement(sql: StateSql, index: number, tables: readonly string[], events: readonly StateEventInput[]): SqlStatement | null {
   const rows = events.map((event, seq) => ({
     seq,
     topic: event.topic,
@@ -129,13 +129,10 @@ export async function recordWrite(
     filter_keys: event.filterKeys ?? null,
     payload: event.payload ?? null,
   }));
-  if (tables.length > 0 && rows.length > 0) {
-    await db.$executeRawUnsafe(sql.recordWrite, BigInt(index), JSON.stringify(tables), JSON.stringify(rows));
-  } else if (tables.length > 0) {
-    await db.$executeRawUnsafe(sql.upsertTableIndex, JSON.stringify(tables), BigInt(index));
-  } else if (rows.length > 0) {
-    await db.$executeRawUnsafe(sql.insertEvents, BigInt(index), JSON.stringify(rows));
-  }
+  if (tables.length > 0 && rows.length > 0) return { text: sql.recordWrite, values: [BigInt(index), JSON.stringify(tables), JSON.stringify(rows)] };
+  if (tables.length > 0) return { text: sql.upsertTableIndex, values: [JSON.stringify(tables), BigInt(index)] };
+  if (rows.length > 0) return { text: sql.insertEvents, values: [BigInt(index), JSON.stringify(rows)] };
+  return null;
 }
 
 export async function readCurrentIndex(db: RawSqlClient, sql: StateSql, tables: readonly string[]): Promise<number> {

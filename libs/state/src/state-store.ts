@@ -6,13 +6,14 @@ import type { Bus } from '@selfstack/bus';
 import type { Prisma } from '@selfstack/db';
 import { StateStoreClosedError, StateWriteTimeoutError, isTransactionTimeout } from './errors';
 import { EventHub } from './event-hub';
-import { buildStateSql, nextIndex, pruneEvents, readCurrentIndex, readEventsAfter, readOldestIndex, recordWrite, type PruneEventsOptions } from './sql';
+import { buildStateSql, nextIndexStatement, parseNextIndex, pruneEvents, readCurrentIndex, readEventsAfter, readOldestIndex, recordWriteStatement, type PruneEventsOptions } from './sql';
 import type {
   BlockingQueryOptions,
   BlockingResult,
   EventTail,
   EventTailOptions,
   RawSqlClient,
+  SqlStatement,
   StateEventInput,
   StateLogger,
   StoredEvent,
@@ -26,6 +27,24 @@ export interface WriteContext<Tx> {
   index: number;
   // Appends an event (reference 6); events of one write share the index, in emit order.
   emit(event: StateEventInput): void;
+  // Adds tables this write turned out to change (found under the lock) to those it named.
+  touch(...tables: string[]): void;
+  // The rows of WriteOptions.first ([] without one).
+  first: unknown[];
+  // Queues a statement for the commit: it runs after the callback returned, before the
+  // write's own bookkeeping, in the commit's round trip when the client batches. Its
+  // rows are not returned; a failure rolls the write back.
+  atCommit(statement: SqlStatement): void;
+}
+
+export interface WriteOptions {
+  // Run the transaction on the store's `sql` client (raw statements only; no model API).
+  // Without an `sql` client it runs on `prisma` like any other write.
+  raw?: boolean;
+  // A read that needs the counter lock held (it must see every write committed before
+  // this one): it runs right after the lock is taken, in the same round trip when the
+  // client batches, and its rows are the callback's `first`.
+  first?: SqlStatement;
 }
 
 export interface StateStore<Tx = Prisma.TransactionClient> {
@@ -34,7 +53,7 @@ export interface StateStore<Tx = Prisma.TransactionClient> {
   // The bus channel its wake-ups go out on (`{ index, tables }` JSON), for other listeners
   // of the same database's writes (the scheduling engine's broker).
   wakeChannel(): Promise<string>;
-  withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>): Promise<{ index: number; result: R }>;
+  withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>, options?: WriteOptions): Promise<{ index: number; result: R }>;
   // Max index over `tables` (1 if none was written yet); with no tables, the global index.
   // Pass a transaction client to read it in the same snapshot as other reads.
   currentIndex(tables: readonly string[], db?: RawSqlClient): Promise<number>;
@@ -65,6 +84,10 @@ export interface StatePrismaClient<Tx> extends RawSqlClient {
 
 export interface CreateStateStoreOptions<Tx extends RawSqlClient> {
   prisma: StatePrismaClient<Tx>;
+  // A client for raw statements only, cheaper per statement than Prisma's (a node-postgres
+  // pool): the store's own reads (indexes, the event log) and the writes that ask for it
+  // (withWrite's `raw`) run on it. Its transactions' `tx` need not offer the model API.
+  sql?: StatePrismaClient<Tx>;
   bus: Bus;
   logger: StateLogger;
   // Postgres schema holding state_index, table_index and event_log.
@@ -160,8 +183,10 @@ function parseWakeMessage(raw: string): WakeMessage | undefined {
 
 export function createStateStore<Tx extends RawSqlClient>(options: CreateStateStoreOptions<Tx>): StateStore<Tx> {
   const { prisma, bus, logger } = options;
+  // The store's own statements are all raw SQL.
+  const reads = options.sql ?? prisma;
   const schema = options.schema ?? 'scheduler';
-  const channelReady: Promise<string> = options.channel !== undefined ? Promise.resolve(options.channel) : databaseChannel(prisma, schema);
+  const channelReady: Promise<string> = options.channel !== undefined ? Promise.resolve(options.channel) : databaseChannel(reads, schema);
   // Known once channelReady resolved (before ready() does).
   let channel = options.channel ?? `state:${schema}`;
   const transactionTimeoutMs = options.transactionTimeoutMs ?? 15_000;
@@ -170,7 +195,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
   // The first woken reader leads, the others follow one macrotask later (waiters.ts).
   const waiters = new WaiterRegistry({ defer: (fn) => setImmediate(fn) });
   const hub = new EventHub({
-    db: prisma,
+    db: reads,
     sql,
     logger,
     pageFrames: options.eventPageFrames ?? 256,
@@ -215,33 +240,60 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     hub.notify();
   });
 
-  async function withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>): Promise<{ index: number; result: R }> {
+  async function withWrite<R>(tables: readonly string[], fn: (ctx: WriteContext<Tx>) => Promise<R>, writeOptions?: WriteOptions): Promise<{ index: number; result: R }> {
     if (closed) throw new StateStoreClosedError();
-    const uniqueTables = [...new Set(tables)];
+    const written = new Set(tables);
     let index = 0;
     let result: R;
+    const client = writeOptions?.raw && options.sql ? options.sql : prisma;
     try {
-      result = await prisma.$transaction(
+      result = await client.$transaction(
         async (tx) => {
+          // The counter lock is held from the first statement to the commit, and every other
+          // write of the cluster waits for it: on a client that batches, the lock, the
+          // `first` read, the commit's statements, the bookkeeping and the commit itself
+          // take two round trips (and the callback's own statements) instead of five.
+          const batch = (tx as RawSqlClient).$batchUnsafe;
+          const run = async (statements: SqlStatement[], commit: boolean): Promise<unknown[][]> => {
+            if (batch) return batch.call(tx, statements, { commit });
+            const out: unknown[][] = [];
+            for (const s of statements) out.push(await tx.$queryRawUnsafe<unknown[]>(s.text, ...s.values));
+            return out;
+          };
           // First statement: the counter row lock orders this write against all others.
-          index = await nextIndex(tx, sql, transactionTimeoutMs);
+          const firstFrom = writeOptions?.first;
+          const [indexRows = [], first = []] = await run([nextIndexStatement(sql, transactionTimeoutMs), ...(firstFrom ? [firstFrom] : [])], false);
+          index = parseNextIndex(indexRows);
           const events: StateEventInput[] = [];
+          const deferred: SqlStatement[] = [];
           let open = true;
+          const closedCheck = (what: string): void => {
+            if (!open) throw new Error(`${what}() called after the withWrite callback returned`);
+          };
           const emit = (event: StateEventInput): void => {
-            if (!open) throw new Error('emit() called after the withWrite callback returned');
+            closedCheck('emit');
             events.push(event);
           };
-          const value = await fn({ tx, index, emit });
+          const touch = (...more: string[]): void => {
+            closedCheck('touch');
+            for (const t of more) written.add(t);
+          };
+          const atCommit = (statement: SqlStatement): void => {
+            closedCheck('atCommit');
+            deferred.push(statement);
+          };
+          const value = await fn({ tx, index, emit, touch, first, atCommit });
           open = false;
-          await recordWrite(tx, sql, index, uniqueTables, events);
+          const record = recordWriteStatement(sql, index, [...written], events);
+          await run(record ? [...deferred, record] : deferred, true);
           return value;
         },
         { timeout: transactionTimeoutMs, maxWait: transactionMaxWaitMs },
       );
     } catch (err) {
       if (isTransactionTimeout(err)) {
-        logger.error('state write timed out', { tables: uniqueTables, timeoutMs: transactionTimeoutMs });
-        throw new StateWriteTimeoutError(uniqueTables, transactionTimeoutMs, { cause: err });
+        logger.error('state write timed out', { tables: [...written], timeoutMs: transactionTimeoutMs });
+        throw new StateWriteTimeoutError([...written], transactionTimeoutMs, { cause: err });
       }
       throw err;
     }
@@ -252,6 +304,7 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     // every woken reader's. Other processes are woken through the bus. The publication is
     // not awaited (the writer's answer does not wait for Redis either) and a failed one is
     // not the write's failure: readers catch up at their timeout or on reconnect.
+    const uniqueTables = [...written];
     setImmediate(() => {
       waiters.wake(uniqueTables, index);
       hub.notify(index);
@@ -356,14 +409,14 @@ export function createStateStore<Tx extends RawSqlClient>(options: CreateStateSt
     ready: () => readyPromise,
     wakeChannel: () => channelReady,
     withWrite,
-    currentIndex: (tables, db) => readCurrentIndex(db ?? prisma, sql, tables),
+    currentIndex: (tables, db) => readCurrentIndex(db ?? reads, sql, tables),
     blockingQuery,
     waiterCount: () => waiters.size,
-    eventsAfter: (index, eventOptions) => readEventsAfter(prisma, sql, index, eventOptions?.limit ?? 1000),
+    eventsAfter: (index, eventOptions) => readEventsAfter(reads, sql, index, eventOptions?.limit ?? 1000),
     createEventTail: (tailOptions) => hub.createTail(tailOptions),
     eventTailCount: () => hub.openTails,
-    pruneEvents: (pruneOptions) => pruneEvents(prisma, sql, pruneOptions, new Date()),
-    oldestEventIndex: () => readOldestIndex(prisma, sql),
+    pruneEvents: (pruneOptions) => pruneEvents(reads, sql, pruneOptions, new Date()),
+    oldestEventIndex: () => readOldestIndex(reads, sql),
     async close() {
       if (closed) return;
       closed = true;

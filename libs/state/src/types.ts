@@ -40,10 +40,22 @@ export interface StateLogger {
   error(message: string, meta?: Record<string, unknown>): unknown;
 }
 
+// A statement with its parameters ($1, $2, ...).
+export interface SqlStatement {
+  text: string;
+  values: readonly unknown[];
+}
+
 // The raw-SQL surface the store needs from a Prisma client or transaction client.
 export interface RawSqlClient {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
   $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+  // Optional, on a transaction client: runs the statements in one round trip, in order,
+  // and answers each one's rows; with `commit`, commits the transaction in the same round
+  // trip (the client's $transaction then has nothing left to commit). withWrite uses it
+  // to hold the counter lock for fewer round trips; without it the statements run one by
+  // one and the client commits.
+  $batchUnsafe?(statements: readonly SqlStatement[], options?: { commit?: boolean }): PromiseLike<unknown[][]>;
 }
 
 export interface BlockingQueryOptions {

@@ -9,6 +9,7 @@ import {
   type EventFrame,
   type EventTail,
   type StateStore,
+  OFFER_SLICE,
   StateWriteTimeoutError,
   createStateStore,
 } from '../src';
@@ -215,6 +216,84 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
           late = () => emit({ topic: 'Job', type: 'JobRegistered', key: 'late', namespace: 'default', payload: {} });
         });
         expect(() => late?.()).toThrow(/after the withWrite callback returned/);
+      });
+
+      it('records the tables a callback touches with those named, wakes their readers, and rejects touch() after it returned', async () => {
+        const { store } = ctx;
+        const reader = track(store.blockingQuery({ minIndex: 1, waitMs: 5000, tables: ['deployments'] }, indexReader(store, ['deployments'])));
+        await sleep(20);
+        let late: (() => void) | undefined;
+        const { index } = await store.withWrite(['jobs'], async ({ touch }) => {
+          touch('deployments', 'jobs');
+          late = () => touch('evals');
+        });
+        expect(await store.currentIndex(['jobs'])).toBe(index);
+        expect(await store.currentIndex(['deployments'])).toBe(index);
+        await waitFor(() => reader.settled, 3000, 'the deployments reader');
+        expect(reader.value).toEqual({ index, value: null });
+        expect(() => late?.()).toThrow(/touch\(\) called after the withWrite callback returned/);
+        expect(await store.currentIndex(['evals'])).toBe(1);
+      });
+
+      it('reads `first` with the counter lock held and runs atCommit statements with the commit; a failing one rolls the write back', async () => {
+        const { store } = ctx;
+        let late: (() => void) | undefined;
+        const statement = (table: string) => ({ text: `INSERT INTO "scheduler"."table_index" ("table", "index") VALUES ($1, $2::bigint)`, values: [table] });
+        const { index, result } = await store.withWrite(
+          ['jobs'],
+          async ({ index, first, atCommit }) => {
+            atCommit({ ...statement('at-commit'), values: ['at-commit', BigInt(index)] });
+            late = () => atCommit(statement('late'));
+            return first;
+          },
+          { first: { text: `SELECT "value" FROM "scheduler"."state_index" WHERE "id" = $1`, values: [1] } },
+        );
+        // The counter as this write's own lock left it: every earlier write was visible.
+        expect(result).toEqual([{ value: BigInt(index) }]);
+        expect(await store.currentIndex(['at-commit'])).toBe(index);
+        expect(() => late?.()).toThrow(/atCommit\(\) called after the withWrite callback returned/);
+        await expect(
+          store.withWrite(['jobs'], async ({ index: i, emit, atCommit }) => {
+            emit({ topic: 'Job', type: 'JobRegistered', key: 'x', namespace: 'default', payload: {} });
+            // The same primary key again: fails at commit.
+            atCommit({ ...statement('at-commit'), values: ['at-commit', BigInt(i)] });
+          }),
+        ).rejects.toThrow(/duplicate key/);
+        expect(await store.currentIndex(['jobs'])).toBe(index);
+        expect(await store.eventsAfter(0)).toEqual([]);
+      });
+
+      it('runs `raw` writes and its own reads on the `sql` client, every other write on `prisma`', async () => {
+        const used: string[] = [];
+        // Both clients reach the same database; each notes which one ran a statement.
+        const noting = (label: string) => {
+          const wrap = <T extends object>(target: T): T =>
+            new Proxy(target, {
+              get(t, prop, receiver) {
+                const value = Reflect.get(t, prop, receiver) as unknown;
+                if (prop === '$queryRawUnsafe' || prop === '$executeRawUnsafe')
+                  return (...args: unknown[]) => {
+                    used.push(label);
+                    return (value as (...a: unknown[]) => unknown).apply(t, args);
+                  };
+                if (prop === '$transaction') return (fn: (tx: unknown) => Promise<unknown>, o: unknown) => (value as (f: unknown, o: unknown) => unknown).call(t, (tx: object) => fn(wrap(tx)), o);
+                return value;
+              },
+            });
+          return wrap(ctx.prisma);
+        };
+        const store = await ctx.makeStore({ prisma: noting('prisma') as never, sql: noting('sql') as never });
+        used.length = 0;
+        await store.withWrite(['jobs'], async ({ tx }) => tx.$queryRawUnsafe('SELECT 1'), { raw: true });
+        expect(new Set(used)).toEqual(new Set(['sql']));
+        used.length = 0;
+        await store.withWrite(['jobs'], async ({ tx }) => tx.$queryRawUnsafe('SELECT 1'));
+        expect(new Set(used)).toEqual(new Set(['prisma']));
+        used.length = 0;
+        expect(await store.currentIndex(['jobs'])).toBe(3);
+        expect((await store.eventsAfter(0)).length).toBe(0);
+        expect(await store.oldestEventIndex()).toBeNull();
+        expect(new Set(used)).toEqual(new Set(['sql']));
       });
 
       it('turns a transaction over its budget into StateWriteTimeoutError and frees the counter', async () => {
@@ -764,6 +843,33 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         expect(frameReads - readsBefore).toBeLessThanOrEqual(3);
         // Nothing further is queued or delivered.
         expect(tails.map((t) => t.takeQueued(10))).toEqual([[], [], []]);
+        for (const t of tails) t.close();
+      });
+
+      it('hands a frame to many live tails a slice per turn of the event loop, each tail once, in order', async () => {
+        const { store } = ctx;
+        const count = 3 * OFFER_SLICE + 5;
+        const tails = Array.from({ length: count }, () => store.createEventTail({ fromIndex: 0 }));
+        // The turn of the event loop each tail's frames arrived in (a setImmediate counter).
+        let turn = 0;
+        let ticking = true;
+        const tick = (): void => {
+          turn++;
+          if (ticking) setImmediate(tick);
+        };
+        setImmediate(tick);
+        const arrivals = tails.map((t) => t.next().then((r) => ({ turn, index: r.value?.index })));
+        await sleep(200); // every tail has replayed (nothing) and joined the shared reader
+        const w1 = await store.withWrite(['jobs'], async ({ emit }) => emit(job('s1')));
+        const got = await Promise.all(arrivals);
+        ticking = false;
+        expect(got.every((g) => g.index === w1.index)).toBe(true);
+        // At least one turn per slice: I/O that arrives meanwhile is not held up by the whole fan-out.
+        expect(new Set(got.map((g) => g.turn)).size).toBeGreaterThanOrEqual(Math.ceil(count / OFFER_SLICE));
+        // The next frame reaches every tail too, after the first.
+        const w2 = await store.withWrite(['jobs'], async ({ emit }) => emit(job('s2')));
+        const second = await Promise.all(tails.map((t) => takeFrames(t, 1)));
+        expect(second.every((frames) => frames.length === 1 && frames[0]?.index === w2.index)).toBe(true);
         for (const t of tails) t.close();
       });
 

@@ -5,10 +5,9 @@
 // supervises, and each worker runs `start` on the shared port.
 import cluster from 'node:cluster';
 import { hostname } from 'node:os';
-import { createPrismaClient } from '@selfstack/db';
 import { createListener, resolveWorkerCount, runService } from '@selfstack/http-kit';
-import { createStateStore } from '@selfstack/state';
 import { buildApp } from './app';
+import { openSchedulerDb } from './clients';
 import { composeScheduler } from './compose';
 import { createEngine } from './engine/engine';
 import { startEventLogPruner } from './features/events/event-log-pruner';
@@ -16,20 +15,21 @@ import { idleGcOptions, loadSchedulerEnv, nodeSweepIntervalMs } from './config';
 import { createAllocationStore } from './features/allocations/allocations.store';
 import { createNodeLifecycle } from './features/nodes/node-lifecycle';
 import { createNodeStore } from './features/nodes/nodes.store';
-import { systemClock, type Db } from './shared/common.types';
-import { createReadPool } from './shared/point-reads.store';
+import { systemClock } from './shared/common.types';
 
 void runService({
   name: 'scheduler',
   config: loadSchedulerEnv,
   settings: (env) => ({ logLevel: env.LOG_LEVEL, databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL, workers: resolveWorkerCount(env.SCHEDULER_WORKERS) }),
   async start({ config: env, logger, databaseUrl, bus, onShutdown, beforeDrain }) {
-    const prisma = createPrismaClient({ url: databaseUrl, logger });
-    // The hot reads' prepared statements (shared/point-reads.store.ts).
-    const readPool = createReadPool(databaseUrl, { onIdleError: (err) => logger.warn('read pool: idle connection ended', { error: err.message }) });
     const processBus = bus('scheduler:', 'REDIS_URL is unset: blocking queries are woken in memory (one process only)');
-    const state = createStateStore<Db>({ prisma, bus: processBus, logger, eventReadIntervalMs: env.SCHEDULER_EVENT_BATCH });
-    await state.ready();
+    const { prisma, sql, readPool, state, close } = await openSchedulerDb({
+      databaseUrl,
+      bus: processBus,
+      logger,
+      engineWorkers: env.SCHEDULER_ENGINE_WORKERS,
+      eventReadIntervalMs: env.SCHEDULER_EVENT_BATCH,
+    });
     // Event streams end (with the index to resume from) before the listener drains.
     const stopping = new AbortController();
     beforeDrain('event streams', () => stopping.abort());
@@ -41,7 +41,7 @@ void runService({
     });
     onShutdown('event log pruner', () => pruner.stop());
     // Scheduling engine (issue 25): the evaluation broker and its timers; replicas share the work.
-    const engine = env.SCHEDULER_ENGINE_WORKERS > 0 ? createEngine({ prisma, state, bus: processBus, logger, databaseUrl, workers: env.SCHEDULER_ENGINE_WORKERS }) : null;
+    const engine = env.SCHEDULER_ENGINE_WORKERS > 0 ? createEngine({ prisma, state, sql, bus: processBus, logger, databaseUrl, workers: env.SCHEDULER_ENGINE_WORKERS }) : null;
     if (engine) onShutdown('engine', () => engine.stop());
 
     const deps = composeScheduler(
@@ -75,9 +75,7 @@ void runService({
     });
     onShutdown('node lifecycle', () => lifecycle.stop());
     // Closed in this order at shutdown: the timers above first, then their clients.
-    onShutdown('state', () => state.close());
-    onShutdown('read pool', () => readPool.end());
-    onShutdown('prisma', () => prisma.$disconnect());
+    onShutdown('database clients', close);
     await engine?.start();
     const idleGc = idleGcOptions(env.SCHEDULER_IDLE_GC_MS);
     const listener = await createListener(app, {

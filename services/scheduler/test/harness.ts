@@ -4,14 +4,14 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createRedisBus, type Bus } from '@selfstack/bus';
-import { createPrismaClient, type PrismaClient } from '@selfstack/db';
+import type { PrismaClient } from '@selfstack/db';
 import { createLogger } from '@selfstack/logger';
-import { createStateStore, type StateStore } from '@selfstack/state';
+import type { StateStore } from '@selfstack/state';
 import { createTestDatabase, deleteRedisKeys, testRedisPrefix, testRedisUrl, type TestDatabase } from '@selfstack/testing';
 import { buildApp } from '../src/app';
+import { openSchedulerDb } from '../src/clients';
 import { composeScheduler, type SchedulerConfig } from '../src/compose';
 import type { Db, JsonObject } from '../src/shared/common.types';
-import { createReadPool } from '../src/shared/point-reads.store';
 import type { Pool } from 'pg';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
 import type { Allocation } from '../src/features/allocations/allocations.types';
@@ -22,7 +22,7 @@ import type { Deployment } from '../src/features/deployments/deployments.types';
 export interface Harness {
   app: Express;
   /** Starts a scheduling engine (broker + timers) over this harness's database and bus. */
-  startEngine(options?: Partial<Omit<EngineOptions, 'prisma' | 'state' | 'bus' | 'logger' | 'databaseUrl'>>): Promise<Engine>;
+  startEngine(options?: Partial<Omit<EngineOptions, 'prisma' | 'state' | 'sql' | 'bus' | 'logger' | 'databaseUrl'>>): Promise<Engine>;
   prisma: PrismaClient;
   /** The node-postgres pool of the point reads (composeScheduler's readPool). */
   readPool: Pool;
@@ -49,19 +49,17 @@ export const BASE_CONFIG: SchedulerConfig = {
 
 export async function startHarness(config: Partial<SchedulerConfig> = {}): Promise<Harness> {
   const db = await createTestDatabase();
-  const prisma = createPrismaClient({ url: db.url, poolSize: 20 });
   const prefix = testRedisPrefix();
   const logger = createLogger({ service: 'scheduler-test', silent: process.env['SCHEDULER_TEST_LOG'] !== '1' });
   const bus = createRedisBus({ url: testRedisUrl(), prefix, logger });
-  const state = createStateStore<Db>({ prisma, bus, logger });
-  await state.ready();
-  const readPool = createReadPool(db.url, { max: 4 });
+  const clients = await openSchedulerDb({ databaseUrl: db.url, bus, logger, prismaPoolSize: 20, readPoolSize: 4, engineWorkers: 2 });
+  const { prisma, sql, state, readPool } = clients;
   const appWith = (c: Partial<SchedulerConfig>) => buildApp(composeScheduler({ prisma, state, logger, readPool }, { ...BASE_CONFIG, ...config, ...c }));
   const engines: Engine[] = [];
   return {
     app: appWith({}),
     async startEngine(options = {}) {
-      const engine = createEngine({ prisma, state, bus, logger, databaseUrl: db.url, pollMs: 1000, ...options });
+      const engine = createEngine({ prisma, state, sql, bus, logger, databaseUrl: db.url, pollMs: 1000, ...options });
       await engine.start();
       engines.push(engine);
       return engine;
@@ -73,27 +71,20 @@ export async function startHarness(config: Partial<SchedulerConfig> = {}): Promi
     db,
     appWith,
     async sibling() {
-      const prisma2 = createPrismaClient({ url: db.url, poolSize: 10 });
       const bus2 = createRedisBus({ url: testRedisUrl(), prefix, logger });
-      const state2 = createStateStore<Db>({ prisma: prisma2, bus: bus2, logger });
-      await state2.ready();
-      const readPool2 = createReadPool(db.url, { max: 4 });
+      const second = await openSchedulerDb({ databaseUrl: db.url, bus: bus2, logger, prismaPoolSize: 10, readPoolSize: 4 });
       return {
-        app: buildApp(composeScheduler({ prisma: prisma2, state: state2, logger, readPool: readPool2 }, { ...BASE_CONFIG, ...config })),
+        app: buildApp(composeScheduler({ prisma: second.prisma, state: second.state, logger, readPool: second.readPool }, { ...BASE_CONFIG, ...config })),
         async close() {
-          await state2.close();
+          await second.close();
           await bus2.close();
-          await readPool2.end();
-          await prisma2.$disconnect();
         },
       };
     },
     async close() {
       await Promise.all(engines.map((e) => e.stop()));
-      await state.close();
+      await clients.close();
       await bus.close();
-      await readPool.end();
-      await prisma.$disconnect();
       await deleteRedisKeys(prefix).catch(() => 0);
       await db.drop();
     },

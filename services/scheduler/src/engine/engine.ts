@@ -5,18 +5,18 @@
 import type { Bus } from '@selfstack/bus';
 import type { PrismaClient } from '@selfstack/db';
 import type { Logger } from '@selfstack/logger';
-import { createStateStore, type StatePrismaClient, type StateStore } from '@selfstack/state';
+import type { StateStore } from '@selfstack/state';
 import { createDeploymentStore } from '../features/deployments/deployments.store';
 import { createEvaluationStore } from '../features/evaluations/evaluations.store';
 import { createJobStore } from '../features/jobs/jobs.store';
 import type { Node } from '../features/nodes/nodes.types';
 import { systemClock, type Clock, type Db } from '../shared/common.types';
+import type { SqlClient } from '../shared/sql-client';
 import { BROKER_TABLES, createBroker, type BrokerDeps } from './broker';
 import { createWakeSignal, type WakeSignal } from './wake-signal';
 import { createEngineStore } from './engine.store';
 import type { ProcessorDeps } from './eval-processor';
 import { createPlanApplier } from './plan-applier';
-import { createEngineSql } from './sql-writes.store';
 import { createDeploymentWatcher } from './deployment-watcher';
 import { createPeriodicDispatcher } from './periodic';
 import { refreshJobState } from './job-state';
@@ -24,7 +24,10 @@ import { TABLES } from '../shared/common.types';
 
 export interface EngineOptions {
   prisma: PrismaClient;
+  /** The state store, with `sql` as its SQL client (plans and settlements are raw writes). */
   state: StateStore<Db>;
+  /** The process's raw-SQL client (shared/sql-client.ts): the broker's and the planners' reads. */
+  sql: SqlClient;
   /** The bus the state store publishes its wake-ups on. */
   bus: Bus;
   /** The state store's bus channel (createStateStore's `channel`). */
@@ -48,23 +51,13 @@ export function createEngine(options: EngineOptions) {
   const evalStore = createEvaluationStore();
   const deploymentStore = createDeploymentStore();
   const workers = options.workers ?? 2;
-  // The engine's own pool (sql-writes.store.ts): a write at a time per worker slot, plus reads.
-  const engineSql = createEngineSql({ databaseUrl: options.databaseUrl, max: workers + 2 });
-  // The same state (counter, table indexes, events, wake-ups) written over that pool.
-  const rawState = createStateStore<Db>({
-    prisma: engineSql as StatePrismaClient<Db>,
-    bus: options.bus,
-    logger: options.logger,
-    ...(options.stateChannel !== undefined ? { channel: options.stateChannel } : {}),
-  });
-  let ended = false;
-  const applier = createPlanApplier({ state: options.state, rawState, jobStore, evalStore, deploymentStore, engineStore, clock });
+  const applier = createPlanApplier({ state: options.state, jobStore, evalStore, deploymentStore, engineStore, clock });
 
   // Nodes change rarely compared with evaluations: one load per nodes-table index.
   let nodeCache: { index: number; nodes: Promise<Node[]> } | null = null;
   const nodesAt = (index: number): Promise<Node[]> => {
     if (nodeCache && nodeCache.index === index) return nodeCache.nodes;
-    const nodes = engineStore.nodes(engineSql.db);
+    const nodes = engineStore.nodes(options.sql.db);
     const entry = { index, nodes };
     nodeCache = entry;
     nodes.catch(() => {
@@ -73,8 +66,8 @@ export function createEngine(options: EngineOptions) {
     return nodes;
   };
   // The broker's and the processor's reads (candidates, a job's open evaluations, its
-  // snapshot with every allocation of the job) are raw statements too: the same pool.
-  const processor: ProcessorDeps = { db: engineSql.db, engineStore, applier, clock, nodesAt };
+  // snapshot with every allocation of the job) are raw statements: the SQL client.
+  const processor: ProcessorDeps = { db: options.sql.db, engineStore, applier, clock, nodesAt };
   let wake: WakeSignal | null = null;
   const wakeProxy: WakeSignal = {
     generation: () => wake?.generation() ?? 0,
@@ -83,7 +76,7 @@ export function createEngine(options: EngineOptions) {
   };
   const broker = createBroker({
     wake: wakeProxy,
-    db: engineSql.db,
+    db: options.sql.db,
     databaseUrl: options.databaseUrl,
     engineStore,
     applier,
@@ -156,11 +149,6 @@ export function createEngine(options: EngineOptions) {
       await wake?.close();
       await stopping;
       wake = null;
-      if (!ended) {
-        ended = true;
-        await rawState.close();
-        await engineSql.end();
-      }
     },
     /** Runs the timers once now (tests with a controlled clock). */
     tick,

@@ -9,7 +9,7 @@
 //   - a node no longer fits what the plan places there (other jobs' placements), or is no
 //     longer schedulable: that node's placements are dropped (a partial commit).
 // A stale or partial plan leaves the evaluation open: the worker plans again (refresh).
-import type { StateEventInput, StateStore } from '@selfstack/state';
+import type { StateEventInput, StateStore, WriteOptions } from '@selfstack/state';
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { Allocation } from '../features/allocations/allocations.types';
 import { TABLES, nowNanos, type Clock, type Db } from '../shared/common.types';
@@ -55,12 +55,6 @@ export interface ApplyResult {
 
 export interface PlanApplierDeps {
   state: StateStore<Db>;
-  /**
-   * The same state over the engine's own pool (sql-writes.store.ts: raw SQL only, no Prisma
-   * overhead): used for every write that needs no model API, i.e. all but plans that
-   * create or update a deployment. Absent: everything goes through `state`.
-   */
-  rawState?: StateStore<Db>;
   jobStore: JobStore;
   evalStore: EvaluationStore;
   deploymentStore: DeploymentStore;
@@ -97,10 +91,12 @@ function withoutRejected(plan: Plan, rejected: ReadonlySet<string>): Plan {
 export function createPlanApplier(deps: PlanApplierDeps) {
   const { state, engineStore } = deps;
 
-  /** The store to write `plans` through: deployments are written with Prisma's model API. */
-  function storeFor(plans: readonly Plan[]): StateStore<Db> {
-    if (!deps.rawState) return state;
-    return plans.every((p) => p.deployment === null && p.deploymentUpdates.length === 0) ? deps.rawState : state;
+  /**
+   * Write options for `plans`: raw SQL (the state store's SQL client, no Prisma overhead)
+   * unless a plan creates or updates a deployment, which is written with the model API.
+   */
+  function writeFor(plans: readonly Plan[]): WriteOptions {
+    return { raw: plans.every((p) => p.deployment === null && p.deploymentUpdates.length === 0) };
   }
 
   /** Nodes whose placements no longer fit or are no longer schedulable. */
@@ -206,7 +202,7 @@ export function createPlanApplier(deps: PlanApplierDeps) {
   }
 
   async function apply(input: Plan, outcome: EvalOutcome | null): Promise<ApplyResult> {
-    const { index, result } = await storeFor([input]).withWrite(tablesFor(input), (w) => applyIn(w, input, outcome));
+    const { index, result } = await state.withWrite(tablesFor(input), (w) => applyIn(w, input, outcome), writeFor([input]));
     return { full: result.full, stale: result.stale, placed: result.placed, rejectedNodes: result.rejected, index };
   }
 
@@ -217,11 +213,15 @@ export function createPlanApplier(deps: PlanApplierDeps) {
    */
   async function applyBatch(items: ReadonlyArray<{ plan: Plan; outcome: EvalOutcome | null }>): Promise<ApplyResult[]> {
     const tables = [...new Set(items.flatMap((i) => tablesFor(i.plan)))];
-    const { index, result } = await storeFor(items.map((i) => i.plan)).withWrite(tables, async (w) => {
-      const out: Array<{ full: boolean; stale: boolean; placed: number; rejected: string[] }> = [];
-      for (const i of items) out.push(await applyIn(w, i.plan, i.outcome));
-      return out;
-    });
+    const { index, result } = await state.withWrite(
+      tables,
+      async (w) => {
+        const out: Array<{ full: boolean; stale: boolean; placed: number; rejected: string[] }> = [];
+        for (const i of items) out.push(await applyIn(w, i.plan, i.outcome));
+        return out;
+      },
+      writeFor(items.map((i) => i.plan)),
+    );
     return result.map((r) => ({ full: r.full, stale: r.stale, placed: r.placed, rejectedNodes: r.rejected, index }));
   }
 
@@ -255,15 +255,19 @@ export function createPlanApplier(deps: PlanApplierDeps) {
   /** Settles an evaluation without a plan (no-op plans, failures). */
   async function settle(outcome: EvalOutcome): Promise<number> {
     const ev = outcome.eval;
-    const { index } = await (deps.rawState ?? state).withWrite([TABLES.evals, TABLES.jobs, TABLES.jobSummary], async ({ tx, index, emit }) => {
-      const now = nowNanos(deps.clock);
-      const e: Evaluation = { ...ev, ModifyIndex: index, ModifyTime: now };
-      const writes = [e, ...(await settledWrites(tx, outcome, index, now))];
-      await engineStore.putEvals(tx, writes);
-      for (const x of writes) emit(evalEvent('EvaluationUpdated', x));
-      const queued = (e['QueuedAllocations'] as Record<string, number> | null) ?? undefined;
-      await refreshJobState(deps, { tx, index, emit }, ev.Namespace, ev.JobID, 'EvaluationUpdated', queued);
-    });
+    const { index } = await state.withWrite(
+      [TABLES.evals, TABLES.jobs, TABLES.jobSummary],
+      async ({ tx, index, emit }) => {
+        const now = nowNanos(deps.clock);
+        const e: Evaluation = { ...ev, ModifyIndex: index, ModifyTime: now };
+        const writes = [e, ...(await settledWrites(tx, outcome, index, now))];
+        await engineStore.putEvals(tx, writes);
+        for (const x of writes) emit(evalEvent('EvaluationUpdated', x));
+        const queued = (e['QueuedAllocations'] as Record<string, number> | null) ?? undefined;
+        await refreshJobState(deps, { tx, index, emit }, ev.Namespace, ev.JobID, 'EvaluationUpdated', queued);
+      },
+      { raw: true },
+    );
     return index;
   }
 

@@ -1,41 +1,51 @@
-// The engine's own PostgreSQL pool (issue 25, placement throughput): the plan applier's
-// writes and the broker's reads go through node-postgres directly instead of Prisma's raw
-// query path. A plan's statements carry ~400 KB of JSON per 100 allocations (the rows and
-// their events), and Prisma spent ~5 ms of CPU per such statement on top of node-postgres
-// (measured: 100-allocation insert, 8.3 ms of Node CPU through Prisma, 1.8 ms through pg,
-// 1.5 ms of which is JSON.stringify) — while holding the state store's counter lock, which
-// every other write of the cluster waits on.
+// The scheduler's raw-SQL client on its own node-postgres pool (docs/scheduler.md,
+// "Performance"): the state store's raw writes (a job register, the engine's plans and
+// settlements: libs/state withWrite with `raw`), the event log reads of the streams, and
+// the engine's reads go through it instead of Prisma's raw query path. Prisma spent ~5 ms
+// of CPU on a 100-allocation plan statement that costs 1.8 ms here, and ~1.4 ms per job
+// register (six statements) — much of it while holding the state store's counter lock,
+// which every other write of the cluster waits on.
 //
-// It implements the slice of PrismaClient that libs/state and engine.store.ts use
+// It implements the slice of PrismaClient that libs/state and the stores use
 // ($queryRawUnsafe, $executeRawUnsafe, $transaction), with Prisma's result types for what
-// those statements return (int8 as bigint). Only raw SQL: a transaction client answers any
-// other property (a model API such as `tx.schedulerDeployment`) with an error, so a code
-// path that needs Prisma's model API must run through the Prisma-backed state store
-// (plan-applier.ts chooses per plan).
-import { createPgPool, guardCheckout } from '@selfstack/db';
-import { types, type PoolClient } from 'pg';
+// those statements return (int8 as bigint). Only raw SQL: a client answers any other
+// property (a model API such as `tx.schedulerDeployment`) with an error, so a code path
+// that needs Prisma's model API writes through Prisma (withWrite without `raw`).
+//
+// Statements run prepared: each text gets a name the first time it is sent, so
+// PostgreSQL parses it once per connection and, after a few runs, reuses its plan (a
+// register's statements spent more time in parse and bind than in execution). The
+// scheduler's statements are constant texts with parameters; the names are capped
+// (STATEMENT_NAMES) so that a text built at run time could never grow every
+// connection's prepared statements without bound: texts past the cap run unnamed.
+import { createPgPool, guardCheckout, namedQuery } from '@selfstack/db';
+import { escapeLiteral, types, type Pool, type PoolClient, type QueryResult } from 'pg';
+import type { RawSqlClient } from '@selfstack/state';
 import type { Db } from '../shared/common.types';
 
-export interface SqlClient {
+interface RawSql {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
 
-export interface EngineSql extends SqlClient {
+export interface SqlClient extends RawSql {
   $transaction<R>(fn: (tx: Db) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
-  /** This client as the engine store's `Db` (raw statements only, see above). */
+  /** This client as the stores' `Db` (raw statements only, see above). */
   readonly db: Db;
   end(): Promise<void>;
 }
 
 /** An interactive transaction that outlived its budget (isTransactionTimeout recognises it as Prisma's P2028). */
-export class EngineTransactionTimeoutError extends Error {
+export class SqlTransactionTimeoutError extends Error {
   readonly code = 'P2028';
   constructor(message: string) {
     super(message);
-    this.name = 'EngineTransactionTimeoutError';
+    this.name = 'SqlTransactionTimeoutError';
   }
 }
+
+/** Distinct statement texts that get a prepared-statement name (per client). */
+export const STATEMENT_NAMES = 256;
 
 const INT8_OID = 20;
 const parseInt8 = (v: string): bigint => BigInt(v);
@@ -48,16 +58,16 @@ const typeOverrides = {
 };
 
 /** A client that only allows the raw statements (see the header). */
-function rawOnly(target: SqlClient, what: string): Db {
+function rawOnly(target: RawSql, what: string): Db {
   return new Proxy(target, {
     get(t, prop, receiver) {
-      if (prop === '$queryRawUnsafe' || prop === '$executeRawUnsafe' || prop === 'then' || typeof prop === 'symbol') return Reflect.get(t, prop, receiver) as unknown;
+      if (prop === '$queryRawUnsafe' || prop === '$executeRawUnsafe' || prop === '$batchUnsafe' || prop === 'then' || typeof prop === 'symbol') return Reflect.get(t, prop, receiver) as unknown;
       throw new Error(`${what} runs raw SQL only; ${String(prop)} needs the Prisma-backed client`);
     },
   }) as unknown as Db;
 }
 
-function runner(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[]; rowCount: number | null }>): SqlClient {
+function runner(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[]; rowCount: number | null }>): RawSql {
   return {
     async $queryRawUnsafe<T = unknown>(sql: string, ...values: unknown[]): Promise<T> {
       return (await query(sql, values)).rows as T;
@@ -68,10 +78,53 @@ function runner(query: (sql: string, values: unknown[]) => Promise<{ rows: unkno
   };
 }
 
-export function createEngineSql(options: { databaseUrl: string; max: number }): EngineSql {
+/** A parameter as an SQL literal (batched statements go out as one simple query). */
+function literal(value: unknown, n: string): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return escapeLiteral(value);
+  if (typeof value === 'bigint') return `(${value.toString()})`;
+  if (typeof value === 'number' && Number.isFinite(value)) return `(${String(value)})`;
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  throw new TypeError(`$${n} of a batched statement: strings, numbers, bigints, booleans and null only`);
+}
+
+/**
+ * `text` with its `$n` parameters as literals (strings escaped by node-postgres'
+ * escapeLiteral). The scheduler's statements hold `$` only in their parameters.
+ */
+export function inlineParameters(text: string, values: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const i = Number(n) - 1;
+    if (i >= values.length) throw new RangeError(`$${n} of a batched statement has no value (${values.length} given)`);
+    return literal(values[i], n);
+  });
+}
+
+export function createSqlClient(options: { databaseUrl: string; max: number; onIdleError?: (err: Error) => void }): SqlClient {
   // An idle client's error (the server closed it) never ends the process; the pool drops it.
-  const pool = createPgPool({ url: options.databaseUrl, max: options.max, applicationName: 'selfstack-scheduler-engine', types: typeOverrides });
-  const direct = runner((sql, values) => pool.query(sql, values));
+  const pool = createPgPool({
+    url: options.databaseUrl,
+    max: options.max,
+    applicationName: 'selfstack-scheduler-sql',
+    types: typeOverrides,
+    ...(options.onIdleError ? { onIdleError: options.onIdleError } : {}),
+  });
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < STATEMENT_NAMES) {
+      name = `scheduler_${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const send = (db: Pool | PoolClient, text: string, values: unknown[]) => {
+    const name = nameOf(text);
+    return name === undefined ? db.query(text, values) : namedQuery(db, name, text, values);
+  };
+  const direct = runner((sql, values) => send(pool, sql, values));
+  // Statements a connection has PREPAREd for batches (SQL-level, under `<name>_batch`).
+  const preparedOn = new WeakMap<PoolClient, Set<string>>();
 
   async function checkout(maxWaitMs: number): Promise<PoolClient> {
     let timer: NodeJS.Timeout | undefined;
@@ -83,7 +136,7 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             late = true;
-            reject(new EngineTransactionTimeoutError(`Transaction API error: unable to start a transaction in the given time (${maxWaitMs} ms)`));
+            reject(new SqlTransactionTimeoutError(`Transaction API error: unable to start a transaction in the given time (${maxWaitMs} ms)`));
           }, maxWaitMs);
         }),
       ]);
@@ -99,25 +152,81 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
     const client = await checkout(txOptions?.maxWait ?? 2_000);
     let expired = false;
     let closed = false;
+    // BEGIN goes out with the first statement of the callback (in a batch, in its round trip).
+    let begun = false;
+    let committed = false;
     const timer = setTimeout(() => {
       expired = true;
     }, timeoutMs);
-    const tx = runner(async (sql, values) => {
-      if (closed || expired) throw new EngineTransactionTimeoutError(`Transaction already closed: expired transaction (timeout ${timeoutMs} ms)`);
-      return client.query(sql, values);
-    });
     const guard = guardCheckout(client);
+    const usable = (): void => {
+      if (closed || expired || committed) throw new SqlTransactionTimeoutError(`Transaction already closed: ${committed ? 'committed' : 'expired transaction'} (timeout ${timeoutMs} ms)`);
+    };
+    const tx: RawSql & Pick<RawSqlClient, '$batchUnsafe'> = {
+      ...runner(async (sql, values) => {
+        usable();
+        if (!begun) {
+          await client.query('BEGIN');
+          begun = true;
+        }
+        return send(client, sql, values);
+      }),
+      async $batchUnsafe(statements, batchOptions) {
+        usable();
+        const parts: string[] = begun ? [] : ['BEGIN'];
+        // Which part answers each statement (a PREPARE answers too).
+        const answers: number[] = [];
+        let prepared = preparedOn.get(client);
+        if (!prepared) preparedOn.set(client, (prepared = new Set()));
+        let preparing = false;
+        for (const st of statements) {
+          const name = nameOf(st.text);
+          if (name === undefined) {
+            answers.push(parts.push(inlineParameters(st.text, st.values)) - 1);
+            continue;
+          }
+          // SQL-level names of their own: the protocol-level ones belong to node-postgres.
+          const sqlName = `${name}_batch`;
+          if (!prepared.has(sqlName)) {
+            parts.push(`PREPARE ${sqlName} AS ${st.text}`);
+            prepared.add(sqlName);
+            preparing = true;
+          }
+          answers.push(parts.push(st.values.length === 0 ? `EXECUTE ${sqlName}` : `EXECUTE ${sqlName}(${st.values.map((v, i) => literal(v, String(i + 1))).join(', ')})`) - 1);
+        }
+        if (batchOptions?.commit) parts.push('COMMIT');
+        begun = true;
+        if (parts.length === 0) return [];
+        let all: QueryResult[];
+        try {
+          const results = await client.query(parts.join(';\n'));
+          // One Result per part (a single one when there was one part).
+          all = Array.isArray(results) ? (results as QueryResult[]) : [results];
+        } catch (err) {
+          // Which PREPAREs ran before the failure is unknown (they outlive a rollback):
+          // the connection is closed rather than pooled with a wrong account of them.
+          if (preparing) guard.fail(err);
+          throw err;
+        }
+        if (batchOptions?.commit) {
+          // COMMIT of a failed transaction answers ROLLBACK rather than an error.
+          if (all[all.length - 1]?.command !== 'COMMIT') throw new Error('the transaction was rolled back at commit');
+          committed = true;
+        }
+        return answers.map((i) => (all[i] as QueryResult).rows);
+      },
+    };
     try {
-      await client.query('BEGIN');
-      const result = await fn(rawOnly(tx, 'the engine transaction'));
-      if (expired) throw new EngineTransactionTimeoutError(`Transaction already closed: expired transaction (timeout ${timeoutMs} ms)`);
+      const result = await fn(rawOnly(tx, 'this transaction'));
+      if (committed) return result;
+      if (expired) throw new SqlTransactionTimeoutError(`Transaction already closed: expired transaction (timeout ${timeoutMs} ms)`);
       closed = true;
-      await client.query('COMMIT');
+      if (begun) await client.query('COMMIT');
       return result;
     } catch (err) {
       closed = true;
       // A failed ROLLBACK leaves the connection unusable: closed, not pooled.
-      await client.query('ROLLBACK').catch(guard.fail);
+      if (begun && !committed) await client.query('ROLLBACK').catch(guard.fail);
       throw err;
     } finally {
       clearTimeout(timer);
@@ -125,11 +234,11 @@ export function createEngineSql(options: { databaseUrl: string; max: number }): 
     }
   }
 
-  const self: EngineSql = {
+  const self: SqlClient = {
     $queryRawUnsafe: direct.$queryRawUnsafe,
     $executeRawUnsafe: direct.$executeRawUnsafe,
     $transaction: transaction,
-    db: rawOnly(direct, 'the engine pool'),
+    db: rawOnly(direct, 'the scheduler SQL client'),
     end: () => pool.end(),
   };
   return self;

@@ -1,5 +1,4 @@
 // Deployments in Postgres (scheduler.deployments), listed by CreateIndex (reference §0.3).
-import { jsonValue } from '@selfstack/db';
 import type { Db } from '../../shared/common.types';
 import type { Deployment } from './deployments.types';
 
@@ -14,6 +13,11 @@ export interface DeploymentStore {
   byJob(db: Db, namespace: string, jobId: string): Promise<Deployment[]>;
   put(tx: Db, d: Deployment): Promise<void>;
 }
+
+const PUT_SQL = `INSERT INTO "scheduler"."deployments" ("id", "namespace", "job_id", "status", "data", "create_index", "modify_index")
+  VALUES ($1, $2, $3, $4, $5::jsonb, $6::bigint, $7::bigint)
+  ON CONFLICT ("id") DO UPDATE SET "namespace" = EXCLUDED."namespace", "job_id" = EXCLUDED."job_id", "status" = EXCLUDED."status",
+    "data" = EXCLUDED."data", "create_index" = EXCLUDED."create_index", "modify_index" = EXCLUDED."modify_index"`;
 
 export function createDeploymentStore(): DeploymentStore {
   const order = [{ createIndex: 'asc' as const }, { id: 'asc' as const }];
@@ -38,15 +42,8 @@ export function createDeploymentStore(): DeploymentStore {
       return rows.map((r) => r.data as unknown as Deployment);
     },
     async put(tx, d) {
-      const row = {
-        namespace: d.Namespace,
-        jobId: d.JobID,
-        status: d.Status,
-        data: jsonValue(d),
-        createIndex: BigInt(d.CreateIndex),
-        modifyIndex: BigInt(d.ModifyIndex),
-      };
-      await tx.schedulerDeployment.upsert({ where: { id: d.ID }, create: { id: d.ID, ...row }, update: row });
+      // Raw SQL: it runs in the raw-SQL transactions too (a register cancelling a deployment).
+      await tx.$executeRawUnsafe(PUT_SQL, d.ID, d.Namespace, d.JobID, d.Status, JSON.stringify(d), d.CreateIndex, d.ModifyIndex);
     },
   };
 }

@@ -1,12 +1,15 @@
-// The register path's SQL (issue 25, placement throughput): a register holds the state
-// store's counter lock (libs/state withWrite) from its first statement to its commit, and
-// every other write waits behind it, so it reads what it needs in one statement and writes
-// the evaluation, the job and the job version in one more (it took ten statements through
-// the model API before: ~12 ms of lock per register, which 100 concurrent registers and
-// the engine's plans spent queueing on each other).
+// The register path's SQL (issue 25, placement throughput; issue 27, the event stream's
+// writes): a register holds the state store's counter lock (libs/state withWrite) from its
+// first statement to its commit, and every other write waits behind it, so it reads what
+// it needs in one statement, taken in the lock's own round trip (withWrite's `first`), and
+// writes the evaluation, the job and the job version in one more, sent with the commit
+// (`atCommit`): two round trips under the lock. It took ten statements through the model
+// API before (~12 ms of lock per register), then five round trips (7-9 ms of lock under
+// the event-stream bench's fan-out, where registers queued ~30 ms for it at p50).
 import { evaluationRow } from '../evaluations/evaluations.store';
 import { TERMINAL_EVAL_STATUSES, type Evaluation } from '../evaluations/evaluations.types';
 import type { Deployment } from '../deployments/deployments.types';
+import type { SqlStatement } from '@selfstack/state';
 import type { Db } from '../../shared/common.types';
 import type { JobRecord } from './jobs.store';
 import type { Job, JobSummary } from './jobs.types';
@@ -78,20 +81,26 @@ export interface RegisterWrite {
 }
 
 export interface JobRegisterStore {
+  /** The snapshot's statement: withWrite's `first`, read right after the counter lock is taken. */
+  snapshotStatement(namespace: string, jobId: string): SqlStatement;
+  parseSnapshot(rows: unknown[]): RegisterSnapshot;
   snapshot(db: Db, namespace: string, jobId: string): Promise<RegisterSnapshot>;
-  /** Writes what `w` holds in one statement; the same rows as EvaluationStore.put, JobStore.put and JobStore.putVersion. */
-  write(tx: Db, w: RegisterWrite): Promise<void>;
+  /**
+   * The statement writing what `w` holds (null: nothing to write): the same rows as
+   * EvaluationStore.put, JobStore.put and JobStore.putVersion. Its result is not needed,
+   * so the register queues it for the commit's round trip (withWrite's atCommit).
+   */
+  writeStatement(w: RegisterWrite): SqlStatement | null;
 }
 
+type SnapshotRow = { ns: boolean; job: string | null; summary: string | null; deps: string; alloc: boolean; open: boolean; had: boolean };
+
 export function createJobRegisterStore(): JobRegisterStore {
-  return {
-    async snapshot(db, namespace, jobId) {
-      const rows = await db.$queryRawUnsafe<Array<{ ns: boolean; job: string | null; summary: string | null; deps: string; alloc: boolean; open: boolean; had: boolean }>>(
-        SNAPSHOT_SQL,
-        namespace,
-        jobId,
-      );
-      const r = rows[0];
+  const self: JobRegisterStore = {
+    snapshotStatement: (namespace, jobId) => ({ text: SNAPSHOT_SQL, values: [namespace, jobId] }),
+
+    parseSnapshot(rows) {
+      const r = rows[0] as SnapshotRow | undefined;
       if (!r) throw new Error('register snapshot returned no row');
       return {
         namespaceExists: r.ns,
@@ -103,8 +112,12 @@ export function createJobRegisterStore(): JobRegisterStore {
       };
     },
 
-    async write(tx, { ev, record, version }) {
-      if (!ev && !record) return;
+    async snapshot(db, namespace, jobId) {
+      return self.parseSnapshot(await db.$queryRawUnsafe<SnapshotRow[]>(SNAPSHOT_SQL, namespace, jobId));
+    },
+
+    writeStatement({ ev, record, version }) {
+      if (!ev && !record) return null;
       const evals = ev ? [evaluationRow(ev)] : [];
       const job = record?.job;
       const jobs = record && job
@@ -123,7 +136,8 @@ export function createJobRegisterStore(): JobRegisterStore {
           }]
         : [];
       const versions = job && version ? [{ namespace: job.Namespace, job_id: job.ID, version: job.Version, data: job, modify_index: job.ModifyIndex }] : [];
-      await tx.$queryRawUnsafe(WRITE_SQL, JSON.stringify(evals), JSON.stringify(jobs), JSON.stringify(versions));
+      return { text: WRITE_SQL, values: [JSON.stringify(evals), JSON.stringify(jobs), JSON.stringify(versions)] };
     },
   };
+  return self;
 }

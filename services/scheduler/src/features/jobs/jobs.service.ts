@@ -99,20 +99,22 @@ export function createJobService(deps: JobServiceDeps) {
       const enforce = body['EnforceIndex'] === true;
       const wantIndex = typeof body['JobModifyIndex'] === 'number' ? body['JobModifyIndex'] : 0;
       const evalPriority = typeof body['EvalPriority'] === 'number' && body['EvalPriority'] > 0 ? body['EvalPriority'] : 0;
-      // One statement outside the lock (the tables to name, the periodic no-op), one inside.
-      const outside = await registerStore.snapshot(deps.prisma, job.Namespace, job.ID);
-      const hasActiveDeployments = outside.deployments.some(isActiveDeployment);
-      const tables = [TABLES.jobs, TABLES.jobSummary, TABLES.jobVersions, TABLES.evals, ...(hasActiveDeployments ? [TABLES.deployments] : [])];
-
-      const existingOutside = outside.existing;
-      if (existingOutside && !jobSpecChanged(existingOutside.job, job) && isPeriodicOrParameterized(job) && !enforce) {
-        // Nothing to write: no new version and no evaluation for periodic/parameterized jobs.
-        const jmi = existingOutside.job.JobModifyIndex;
-        return { EvalID: '', EvalCreateIndex: 0, JobModifyIndex: jmi, Warnings: '', Index: jmi, LastContact: 0, KnownLeader: false, NextToken: '' };
+      if (isPeriodicOrParameterized(job) && !enforce) {
+        // Re-registering an unchanged periodic/parameterized job writes nothing (no new
+        // version, no evaluation): one read outside the write lock tells.
+        const existing = (await registerStore.snapshot(deps.prisma, job.Namespace, job.ID)).existing;
+        if (existing && !jobSpecChanged(existing.job, job)) {
+          const jmi = existing.job.JobModifyIndex;
+          return { EvalID: '', EvalCreateIndex: 0, JobModifyIndex: jmi, Warnings: '', Index: jmi, LastContact: 0, KnownLeader: false, NextToken: '' };
+        }
       }
 
-      const { index, result } = await state.withWrite(tables, async ({ tx, index, emit }) => {
-        const snap = await registerStore.snapshot(tx, job.Namespace, job.ID);
+      // Raw SQL only (the SQL client: job-register.store.ts, deployments' put), so that the
+      // counter lock is held for as little as possible: the snapshot is read in the lock's
+      // round trip and the write goes out with the commit.
+      const tables = [TABLES.jobs, TABLES.jobSummary, TABLES.jobVersions, TABLES.evals];
+      const { index, result } = await state.withWrite(tables, async ({ tx, index, emit, touch, first, atCommit }) => {
+        const snap = registerStore.parseSnapshot(first);
         // Checked under the write lock: a namespace deleted by a concurrent writer must not
         // end up holding this job (the delete checks for jobs in the same ordered section).
         if (!snap.namespaceExists) {
@@ -179,6 +181,7 @@ export function createJobService(deps: JobServiceDeps) {
               ModifyTime: nowNanos(deps.clock),
             };
             await deploymentStore.put(tx, cancelled);
+            touch(TABLES.deployments);
             emit(deploymentEvent('JobRegistered', cancelled));
             deployments.push(cancelled);
           }
@@ -196,11 +199,12 @@ export function createJobService(deps: JobServiceDeps) {
         };
         const writeJob = changed || refreshed.Status !== (existing as JobRecord).job.Status;
         if (writeJob && !changed) refreshed.ModifyIndex = index;
-        await registerStore.write(tx, {
+        const write = registerStore.writeStatement({
           ev,
           record: writeJob ? { job: refreshed, summary: summaryFor(refreshed, existing?.summary ?? null, index) } : null,
           version: changed,
         });
+        if (write) atCommit(write);
         if (changed) {
           emit(jobEvent('JobRegistered', refreshed));
           if (ev) emit(evalEvent('JobRegistered', ev));
@@ -208,7 +212,7 @@ export function createJobService(deps: JobServiceDeps) {
           emit(evalEvent('EvaluationUpdated', ev));
         }
         return { job: refreshed, ev };
-      });
+      }, { raw: true, first: registerStore.snapshotStatement(job.Namespace, job.ID) });
       return {
         EvalID: result.ev?.ID ?? '',
         EvalCreateIndex: result.ev ? index : 0,
