@@ -9,7 +9,7 @@ import { createStateStore, type StateStore } from '@selfstack/state';
 import type { Pool } from 'pg';
 import type { Db } from './shared/common.types';
 import { createReadPool } from './shared/point-reads.store';
-import { createSqlClient, type SqlClient } from './shared/sql-client';
+import { createSqlClient, type SqlClient } from './shared/sql-client.store';
 
 export interface SchedulerDb {
   prisma: PrismaClient;

@@ -1,9 +1,9 @@
-// The scheduler's raw-SQL client (src/shared/sql-client.ts) against a real database: it
+// The scheduler's raw-SQL client (src/shared/sql-client.store.ts) against a real database: it
 // must behave as the Prisma client it stands in for wherever the stores and libs/state use
 // it (results, transactions, timeouts), run its statements prepared, and refuse the model
 // API it does not have.
 import { createTestDatabase, type TestDatabase } from '@selfstack/testing';
-import { createSqlClient, inlineParameters, STATEMENT_NAMES, type SqlClient } from '../src/shared/sql-client';
+import { createSqlClient, inlineParameters, STATEMENT_NAMES, type SqlClient } from '../src/shared/sql-client.store';
 
 let db: TestDatabase;
 let sql: SqlClient;

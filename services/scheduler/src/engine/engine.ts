@@ -11,7 +11,7 @@ import { createEvaluationStore } from '../features/evaluations/evaluations.store
 import { createJobStore } from '../features/jobs/jobs.store';
 import type { Node } from '../features/nodes/nodes.types';
 import { systemClock, type Clock, type Db } from '../shared/common.types';
-import type { SqlClient } from '../shared/sql-client';
+import type { SqlClient } from '../shared/sql-client.store';
 import { BROKER_TABLES, createBroker, type BrokerDeps } from './broker';
 import { createWakeSignal, type WakeSignal } from './wake-signal';
 import { createEngineStore } from './engine.store';
@@ -26,7 +26,7 @@ export interface EngineOptions {
   prisma: PrismaClient;
   /** The state store, with `sql` as its SQL client (plans and settlements are raw writes). */
   state: StateStore<Db>;
-  /** The process's raw-SQL client (shared/sql-client.ts): the broker's and the planners' reads. */
+  /** The process's raw-SQL client (shared/sql-client.store.ts): the broker's and the planners' reads. */
   sql: SqlClient;
   /** The bus the state store publishes its wake-ups on. */
   bus: Bus;
