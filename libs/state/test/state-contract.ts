@@ -156,6 +156,20 @@ function indexReader(store: StateStore, tables: string[]) {
   return async () => ({ index: await store.currentIndex(tables), value: null });
 }
 
+// A client over `prisma` that counts the event hub's shared frame reads.
+function frameReadCounter(prisma: PrismaClient) {
+  let reads = 0;
+  const client = {
+    $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => {
+      if (query.includes('"idx"')) reads++;
+      return prisma.$queryRawUnsafe<T>(query, ...values);
+    },
+    $executeRawUnsafe: (query: string, ...values: unknown[]) => prisma.$executeRawUnsafe(query, ...values),
+    $transaction: prisma.$transaction.bind(prisma),
+  };
+  return { client, reads: () => reads };
+}
+
 export function describeStateStoreContract(name: string, makeBus: () => Bus): void {
   describe(`state store (${name} bus)`, () => {
     // The 1,000-waiter and racing-writer cases take seconds on a loaded 2-core box.
@@ -788,20 +802,12 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
       });
 
       it('shares one reader between many live tails', async () => {
-        let frameReads = 0;
-        const counting = {
-          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => {
-            if (query.includes('"idx"')) frameReads++;
-            return ctx.prisma.$queryRawUnsafe<T>(query, ...values);
-          },
-          $executeRawUnsafe: (query: string, ...values: unknown[]) => ctx.prisma.$executeRawUnsafe(query, ...values),
-          $transaction: ctx.prisma.$transaction.bind(ctx.prisma),
-        };
-        const store = await ctx.makeStore({ prisma: counting as never });
+        const counting = frameReadCounter(ctx.prisma);
+        const store = await ctx.makeStore({ prisma: counting.client as never });
         const tails = Array.from({ length: 50 }, () => store.createEventTail({ fromIndex: 0 }));
         const firstFrames = tails.map((t) => track(t.next()));
         await sleep(200); // every tail has replayed (nothing) and joined the shared reader
-        const readsBefore = frameReads;
+        const readsBefore = counting.reads();
         const writes = 5;
         for (let i = 0; i < writes; i++) {
           await store.withWrite(['jobs'], async ({ emit }) => emit(job(`m${i}`)));
@@ -812,27 +818,19 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
         );
         for (const frames of all) expect(frames.map((f) => f.events[0]?.key)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
         // About one read per write, not one per tail per write (50 x 5 = 250).
-        expect(frameReads - readsBefore).toBeLessThanOrEqual(2 * writes);
+        expect(counting.reads() - readsBefore).toBeLessThanOrEqual(2 * writes);
         for (const t of tails) t.close();
         expect(store.eventTailCount()).toBe(0);
       });
 
       it('with a read interval, reads a burst of writes together and hands it out in order, each frame once', async () => {
-        let frameReads = 0;
-        const counting = {
-          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => {
-            if (query.includes('"idx"')) frameReads++;
-            return ctx.prisma.$queryRawUnsafe<T>(query, ...values);
-          },
-          $executeRawUnsafe: (query: string, ...values: unknown[]) => ctx.prisma.$executeRawUnsafe(query, ...values),
-          $transaction: ctx.prisma.$transaction.bind(ctx.prisma),
-        };
+        const counting = frameReadCounter(ctx.prisma);
         // Far longer than the burst takes: the writes after the first are read in one go.
-        const store = await ctx.makeStore({ prisma: counting as never, eventReadIntervalMs: 2000 });
+        const store = await ctx.makeStore({ prisma: counting.client as never, eventReadIntervalMs: 2000 });
         const tails = Array.from({ length: 3 }, () => store.createEventTail({ fromIndex: 0 }));
         const firstFrames = tails.map((t) => track(t.next()));
         await sleep(200); // every tail has replayed (nothing) and joined the shared reader
-        const readsBefore = frameReads;
+        const readsBefore = counting.reads();
         const writes: number[] = [];
         for (let i = 0; i < 8; i++) writes.push((await store.withWrite(['jobs'], async ({ emit }) => emit(job(`b${i}`)))).index);
         for (const [i, t] of tails.entries()) {
@@ -840,7 +838,7 @@ export function describeStateStoreContract(name: string, makeBus: () => Bus): vo
           expect(frames.map((f) => f.index)).toEqual(writes);
         }
         // The first wake-up is read at once, the rest after the interval: not one read per write.
-        expect(frameReads - readsBefore).toBeLessThanOrEqual(3);
+        expect(counting.reads() - readsBefore).toBeLessThanOrEqual(3);
         // Nothing further is queued or delivered.
         expect(tails.map((t) => t.takeQueued(10))).toEqual([[], [], []]);
         for (const t of tails) t.close();
