@@ -18,6 +18,13 @@
 // scheduler's statements are constant texts with parameters; the names are capped
 // (STATEMENT_NAMES) so that a text built at run time could never grow every
 // connection's prepared statements without bound: texts past the cap run unnamed.
+//
+// A transaction also offers $batchUnsafe (libs/state RawSqlClient): several statements,
+// and optionally COMMIT, in one round trip, which node-postgres' extended protocol cannot
+// pipeline. They go out as one simple query of `EXECUTE`s of statements the connection
+// has `PREPARE`d under SQL-level names of their own (`<name>_batch`), parameters as
+// escaped literals; BEGIN rides along with a transaction's first batch. withWrite uses it
+// to hold the counter lock for two round trips per job register.
 import { createPgPool, guardCheckout, namedQuery } from '@selfstack/db';
 import { escapeLiteral, types, type Pool, type PoolClient, type QueryResult } from 'pg';
 import type { RawSqlClient } from '@selfstack/state';
