@@ -16,8 +16,8 @@
 // sampled every 500 ms: resident set (first, middle, last, max and the slope of a
 // least-squares line, MiB per minute) and V8 heap used right after the latest full GC
 // (heap-probe.mjs; first, middle, last, slope), with V8's heap size and the memory
-// outside it. V8 grows its heap for the first ~30 s of a run at this allocation rate (RSS
-// 340 -> 510 MiB) and then holds it: the slope of the second half of the samples is the
+// outside it. V8 grows its heap for the first ~30 s of a run at this allocation rate and
+// then holds it: the slope of the second half of the samples is the
 // figure to read for "flat", and the heap after full GC for what is retained.: flat means the stream keeps nothing per subscriber or per frame
 // that grows with time. Target (issue 27): p99 under 100 ms, memory flat.
 //
