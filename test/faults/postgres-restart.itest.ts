@@ -2,9 +2,9 @@
 // item 4; docs/operations.md "Failure behaviour"). A cluster of this suite's own (initdb
 // into a temp dir; the shared one is never touched), migrated with the project's runner;
 // the scheduler, boxes and registry run as real processes on it. While it restarts,
-// requests get either their normal answer or a clean 5xx in the API's own error shape
-// (never a dropped connection or a hang), acknowledged writes are all there afterwards,
-// and every service recovers by itself.
+// requests get either their normal answer or a 503 with Retry-After in the API's own
+// error shape (never a 500, a dropped connection or a hang), acknowledged writes are all
+// there afterwards, and every service recovers by itself.
 import { Client } from 'pg';
 import { call, jsonBody, migrateDatabase, startPrivateCluster, startService, stopAll, type Answer, type PrivateCluster, type ServiceProcess } from './fault-harness';
 
@@ -58,13 +58,17 @@ describe('PostgreSQL restarted under write load', () => {
     registry: (key) => call(`${registry.url}/v1/admin/namespaces`, { method: 'POST', ...jsonBody({ name: key }, { Authorization: `Bearer ${REGISTRY_TOKEN}` }), timeoutMs: 60_000 }),
   };
   const ok: Record<string, number> = { scheduler: 200, boxes: 201, registry: 201 };
-  /** The API's own 5xx shape (ARCHITECTURE "Errors, one shape per API"). */
+  /**
+   * A database that cannot be reached: 503 with Retry-After, in the API's own error shape
+   * (ARCHITECTURE "Errors, one shape per API"), saying so and naming the request id.
+   */
+  const UNAVAILABLE = /^a storage backend cannot be reached; retry later \(request id [0-9a-f-]{36}\)$/;
   const cleanFailure = (service: string, a: Answer): boolean => {
-    if (a.status < 500 || a.status > 503) return false;
+    if (a.status !== 503 || a.headers.get('retry-after') !== '1') return false;
     const type = a.headers.get('content-type') ?? '';
-    if (service === 'scheduler') return type.startsWith('text/plain') && a.text.length > 0;
+    if (service === 'scheduler') return type.startsWith('text/plain') && UNAVAILABLE.test(a.text);
     const body = a.json as { errors?: unknown; success?: unknown } | undefined;
-    if (!type.startsWith('application/json') || !Array.isArray(body?.errors) || body.errors.length === 0) return false;
+    if (!type.startsWith('application/json') || !Array.isArray(body?.errors) || body.errors.length !== 1 || !UNAVAILABLE.test(String(body.errors[0]))) return false;
     return service === 'boxes' ? body.success === false : true;
   };
 
@@ -99,7 +103,7 @@ describe('PostgreSQL restarted under write load', () => {
     expect(outcomes.some((o) => o.key.startsWith('during-'))).toBe(true);
     // Every request got an HTTP answer (no reset connection, no hang) ...
     expect(outcomes.filter((o) => o.error !== undefined)).toEqual([]);
-    // ... either the normal one or a clean 5xx in the API's shape.
+    // ... either the normal one or a 503 in the API's shape, with Retry-After.
     const unclean = outcomes.filter((o) => o.answer!.status !== ok[o.service] && !cleanFailure(o.service, o.answer!));
     expect(unclean.map((o) => `${o.service} ${o.key}: ${o.answer!.status} ${o.answer!.text.slice(0, 200)}`)).toEqual([]);
     // Every service came back by itself: writes succeed after the restart.

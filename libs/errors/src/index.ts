@@ -1,2 +1,3 @@
 export * from './app-error';
 export * from './render-error';
+export * from './storage-unavailable';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from '@selfstack/logger';
 import { AppError, BadRequestError, PayloadTooLargeError } from './app-error';
+import { StorageUnavailableError, isStorageUnavailable } from './storage-unavailable';
 
 /** The error body shape of each API (docs/architecture.md "Errors, one shape per API"). */
 export type ErrorFlavour = 'vault' | 'nomad' | 'boxes' | 'registry' | 'empty';
@@ -32,8 +33,9 @@ interface HttpishError {
 
 /**
  * Turns anything thrown into an AppError. body-parser / raw-body / http-errors errors are
- * recognised by their `type` and `status`; every other non-AppError becomes an unexposed
- * 500 so internal detail never reaches a client.
+ * recognised by their `type` and `status`; a storage backend that cannot be reached is a
+ * 503 (storage-unavailable.ts); every other non-AppError becomes an unexposed 500 so internal
+ * detail never reaches a client.
  */
 export function toAppError(err: unknown, flavour: ErrorFlavour): AppError {
   if (err instanceof AppError) return err;
@@ -47,6 +49,7 @@ export function toAppError(err: unknown, flavour: ErrorFlavour): AppError {
     if (status !== undefined && status >= 400 && status < 500 && e.expose === true) {
       return new AppError(status, message, { cause: err });
     }
+    if (isStorageUnavailable(err)) return new StorageUnavailableError(err);
   }
   return new AppError(500, [], { expose: false, cause: err });
 }
@@ -58,7 +61,11 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 export function renderError(flavour: ErrorFlavour, err: unknown, requestId: string): RenderedError {
   const appErr = toAppError(err, flavour);
   const status = appErr.status;
-  const messages = appErr.expose ? appErr.messages : [`internal error (request id ${requestId})`];
+  const messages = !appErr.expose
+    ? [`internal error (request id ${requestId})`]
+    : appErr instanceof StorageUnavailableError
+      ? appErr.messages.map((m) => `${m} (request id ${requestId})`)
+      : appErr.messages;
   const headers: Record<string, string> = {};
   let body: string;
 
