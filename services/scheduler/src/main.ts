@@ -13,6 +13,7 @@ import { createEngine } from './engine/engine';
 import { startEventLogPruner } from './features/events/event-log-pruner';
 import { idleGcOptions, loadSchedulerEnv, nodeSweepIntervalMs } from './config';
 import { createAllocationStore } from './features/allocations/allocations.store';
+import { createJobStore } from './features/jobs/jobs.store';
 import { createNodeLifecycle } from './features/nodes/node-lifecycle';
 import { createNodeStore } from './features/nodes/nodes.store';
 import { systemClock } from './shared/common.types';
@@ -68,6 +69,7 @@ void runService({
       nodes: deps.services.nodes,
       nodeStore: createNodeStore(),
       allocStore: createAllocationStore(),
+      jobStore: createJobStore(),
       clock: systemClock,
       logger,
       intervalMs: nodeSweepIntervalMs(env.SCHEDULER_HEARTBEAT_GRACE),

@@ -13,6 +13,7 @@ import { waitFor } from '@selfstack/testing';
 import { buildApp } from '../src/app';
 import { composeScheduler, type SchedulerAppDeps } from '../src/compose';
 import { createAllocationStore } from '../src/features/allocations/allocations.store';
+import { createJobStore } from '../src/features/jobs/jobs.store';
 import { createNodeLifecycle, type NodeLifecycle } from '../src/features/nodes/node-lifecycle';
 import { createNodeStore } from '../src/features/nodes/nodes.store';
 import type { HeartbeatSettings } from '../src/features/nodes/nodes.service';
@@ -36,6 +37,7 @@ function lifecycle(d: SchedulerAppDeps, options: { failoverMs?: number; interval
       nodes: d.services.nodes,
       nodeStore: createNodeStore(),
       allocStore: createAllocationStore(),
+      jobStore: createJobStore(),
       clock,
       logger,
       intervalMs: options.intervalMs ?? 60_000,
@@ -202,7 +204,7 @@ describe('heartbeats', () => {
     const quick = composeScheduler({ prisma: h.prisma, state: h.state, logger, readPool: h.readPool }, { ...BASE_CONFIG, heartbeat: { minTtlMs: 100, maxPerSecond: 50, graceMs: 100 } });
     const quickApp = buildApp(quick);
     const timed = createNodeLifecycle(
-      { db: h.prisma, nodes: quick.services.nodes, nodeStore: createNodeStore(), allocStore: createAllocationStore(), clock: { nowMs: () => Date.now() }, logger, intervalMs: 50, failoverMs: 0 },
+      { db: h.prisma, nodes: quick.services.nodes, nodeStore: createNodeStore(), allocStore: createAllocationStore(), jobStore: createJobStore(), clock: { nowMs: () => Date.now() }, logger, intervalMs: 50, failoverMs: 0 },
       { start: true },
     );
     try {
@@ -356,13 +358,13 @@ describe('drain', () => {
     await eligibility(n.id, 'ineligible');
   });
 
-  it('moves service allocations off at once and completes when none is left', async () => {
+  it('moves service allocations off one at a time (migrate max_parallel 1) and completes when none is left', async () => {
     const src = await registerReadyNode(app, { NodeClass: 'drain-src' });
     const allocs = await runJob('drained', 2, { Constraints: [{ LTarget: '${node.class}', RTarget: '^drain-', Operand: 'regexp' }] });
     expect(allocs.every((x) => x['NodeID'] === src.id)).toBe(true);
     await markRunning(src, allocs);
-    await registerReadyNode(app, { NodeClass: 'drain-dst' });
-    const onSrc = allocs;
+    const dst = await registerReadyNode(app, { NodeClass: 'drain-dst' });
+    const onSrc = (all: JsonObject[]) => all.filter((x) => allocs.some((o) => o['ID'] === x['ID']));
     const res = await request(app).put(`/v1/node/${src.id}/drain`).send({ DrainSpec: { Deadline: 3_600_000_000_000 }, Meta: { message: 'maintenance' } });
     expect(res.status).toBe(200);
     expect(res.body.EvalIDs.length).toBeGreaterThan(0);
@@ -374,14 +376,32 @@ describe('drain', () => {
       const e = (await request(app).get(`/v1/evaluation/${ev}`)).body as JsonObject;
       expect(e).toMatchObject({ TriggeredBy: 'node-drain', NodeID: src.id });
     }
-    const marked = (await allocsOf('drained')).filter((x) => onSrc.some((o) => o['ID'] === x['ID']));
-    for (const x of marked) expect(x['DesiredTransition']).toMatchObject({ Migrate: true });
+    // The group keeps Count - max_parallel = 1 running: one is marked, the other waits.
+    const first = onSrc(await allocsOf('drained')).filter((x) => asMigrate(x) === true);
+    expect(first).toHaveLength(1);
+    const firstReplacement = await waitFor('the first moved', async () => {
+      const all = await allocsOf('drained');
+      const moved = all.find((x) => x['ID'] === first[0]?.['ID']);
+      const placed = all.filter((x) => x['DesiredStatus'] === 'run' && x['NodeID'] === dst.id);
+      return moved?.['DesiredStatus'] === 'stop' && moved['DesiredDescription'] === 'alloc is being migrated' && placed.length === 1 ? placed : undefined;
+    });
+    // Its replacement is not running yet: the drainer's sweep moves nothing more.
+    const waiting = await sweeper.sweepNow();
+    expect(waiting.advanced).not.toContain(src.id);
+    expect(waiting.drained).not.toContain(src.id);
+    expect(onSrc(await allocsOf('drained')).filter((x) => asMigrate(x) === true)).toHaveLength(1);
+    // It runs: the next sweep moves the second, with a node-drain evaluation of the job.
+    await markRunning(dst, firstReplacement);
+    const step = await sweeper.sweepNow();
+    expect(step.advanced).toEqual([src.id]);
+    expect(onSrc(await allocsOf('drained')).every((x) => asMigrate(x) === true)).toBe(true);
+    const evals = (await request(app).get('/v1/job/drained/evaluations')).body as JsonObject[];
+    expect(evals.filter((e) => e['TriggeredBy'] === 'node-drain' && e['NodeID'] === src.id).length).toBeGreaterThanOrEqual(2);
     // Not complete while the allocations are still wanted there.
     await waitFor('migrated', async () => {
       const all = await allocsOf('drained');
-      const old = all.filter((x) => onSrc.some((o) => o['ID'] === x['ID']));
       const live = all.filter((x) => x['DesiredStatus'] === 'run');
-      return old.every((x) => x['DesiredStatus'] === 'stop' && x['DesiredDescription'] === 'alloc is being migrated') && live.length === 2 && live.every((x) => x['NodeID'] !== src.id) ? true : undefined;
+      return onSrc(all).every((x) => x['DesiredStatus'] === 'stop' && x['DesiredDescription'] === 'alloc is being migrated') && live.length === 2 && live.every((x) => x['NodeID'] === dst.id) ? true : undefined;
     });
     const swept = await sweeper.sweepNow();
     expect(swept.drained).toContain(src.id);
@@ -392,6 +412,23 @@ describe('drain', () => {
     expect(events.filter((e) => e.key === src.id && e.type === 'NodeDrain').length).toBeGreaterThanOrEqual(2);
     await request(app).delete('/v1/job/drained').expect(200);
     await eligibility(src.id, 'ineligible');
+    await eligibility(dst.id, 'ineligible');
+  });
+
+  it("moves as many at once as the group's migrate block allows", async () => {
+    const src = await registerReadyNode(app, { NodeClass: 'wide-src' });
+    const allocs = await runJob('wide', 3, { Constraints: [{ LTarget: '${node.class}', RTarget: '^wide-', Operand: 'regexp' }], TaskGroups: [{ Name: 'web', Count: 3, Migrate: { MaxParallel: 2 }, Tasks: [{ Name: 'srv', Driver: 'docker', Config: { image: 'nginx' }, Resources: { CPU: 100, MemoryMB: 64 } }] }] });
+    await markRunning(src, allocs);
+    const dst = await registerReadyNode(app, { NodeClass: 'wide-dst' });
+    await request(app).put(`/v1/node/${src.id}/drain`).send({ DrainSpec: { Deadline: 0 } }).expect(200);
+    expect((await allocsOf('wide')).filter((x) => asMigrate(x) === true)).toHaveLength(2);
+    // A forced drain moves the rest at once.
+    await request(app).put(`/v1/node/${src.id}/drain`).send({ DrainSpec: { Deadline: -1 } }).expect(200);
+    expect((await allocsOf('wide')).filter((x) => x['NodeID'] === src.id && asMigrate(x) === true)).toHaveLength(3);
+    await request(app).delete('/v1/job/wide').expect(200);
+    await request(app).put(`/v1/node/${src.id}/drain`).send({ DrainSpec: null }).expect(200);
+    await eligibility(src.id, 'ineligible');
+    await eligibility(dst.id, 'ineligible');
   });
 
   it('leaves batch work until the deadline, then moves it', async () => {

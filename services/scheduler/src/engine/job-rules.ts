@@ -4,6 +4,7 @@
 import { asObject, type JsonObject } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import type { Job } from '../features/jobs/jobs.types';
+import { isLiveAlloc } from '../features/nodes/nodes.types';
 
 const SECOND = 1_000_000_000;
 
@@ -43,6 +44,50 @@ export function updateStrategyOf(job: Job, tg: JsonObject): UpdateStrategy | nul
     Stagger: num(u['Stagger'], 30 * SECOND),
   };
   return s.MaxParallel > 0 ? s : null;
+}
+
+/**
+ * How many allocations of a group a drain migrates at a time: the group's `migrate`
+ * block's max_parallel, else the job's, else the anchor's default 1.
+ */
+export function migrateMaxParallel(job: Job, tg: JsonObject): number {
+  const own = asObject(tg['Migrate'])['MaxParallel'];
+  if (typeof own === 'number' && Number.isInteger(own) && own >= 0) return own;
+  const jobs = asObject(job['Migrate'])['MaxParallel'];
+  return typeof jobs === 'number' && Number.isInteger(jobs) && jobs >= 0 ? jobs : 1;
+}
+
+/**
+ * The paced drain (the anchor's drainer, per task group): of a service job's allocations on
+ * the draining node that are live and not yet marked, how many may be marked for migration
+ * now. A group keeps at least Count - max_parallel allocations healthy: healthy means live,
+ * running, not already marked and not reported unhealthy (no health report counts as
+ * healthy once running; the anchor waits for the client's health report there), so the
+ * next allocation moves once the replacement of the previous one runs. `allocs` are the
+ * job's allocations on every node; a group the job no longer has is not paced.
+ */
+export function allocsToMigrate(job: Job | null, allocs: readonly Allocation[], nodeId: string): Allocation[] {
+  const marked = (a: Allocation): boolean => asObject(a.DesiredTransition)['Migrate'] === true;
+  const out: Allocation[] = [];
+  const groups = new Map<string, Allocation[]>();
+  for (const a of allocs) {
+    const list = groups.get(a.TaskGroup);
+    if (list) list.push(a);
+    else groups.set(a.TaskGroup, [a]);
+  }
+  for (const [name, members] of groups) {
+    const candidates = members.filter((a) => a.NodeID === nodeId && isLiveAlloc(a) && !marked(a));
+    if (candidates.length === 0) continue;
+    const tg = job?.TaskGroups.find((g) => g['Name'] === name);
+    if (!job || job.Stop || !tg) {
+      out.push(...candidates);
+      continue;
+    }
+    const healthy = members.filter((a) => isLiveAlloc(a) && !marked(a) && a.ClientStatus === 'running' && asObject(a.DeploymentStatus)['Healthy'] !== false).length;
+    const budget = healthy - (num(tg['Count'], 1) - migrateMaxParallel(job, tg));
+    out.push(...candidates.slice(0, Math.max(0, budget)));
+  }
+  return out;
 }
 
 export interface ReschedulePolicy {

@@ -79,6 +79,16 @@ function update(b: Body | undefined): JsonObject | undefined {
   return u;
 }
 
+function migrate(b: Body | undefined): JsonObject | undefined {
+  if (!b) return undefined;
+  const m: JsonObject = {};
+  set(m, 'MaxParallel', b['max_parallel']);
+  set(m, 'HealthCheck', b['health_check']);
+  set(m, 'MinHealthyTime', durationNs(b['min_healthy_time'], 'min_healthy_time'));
+  set(m, 'HealthyDeadline', durationNs(b['healthy_deadline'], 'healthy_deadline'));
+  return m;
+}
+
 function reschedule(b: Body | undefined): JsonObject | undefined {
   if (!b) return undefined;
   const r: JsonObject = {};
@@ -167,6 +177,7 @@ function group(name: string, b: Body): JsonObject {
   const ss = blocks(b['spread']).map(spread);
   if (ss.length > 0) g['Spreads'] = ss;
   set(g, 'Update', update(blocks(b['update'])[0]));
+  set(g, 'Migrate', migrate(blocks(b['migrate'])[0]));
   set(g, 'ReschedulePolicy', reschedule(blocks(b['reschedule'])[0]));
   const restart = blocks(b['restart'])[0];
   if (restart) {
@@ -300,6 +311,7 @@ export async function parseJobHcl(text: string, variables = ''): Promise<JsonObj
   const ss = blocks(b['spread']).map(spread);
   if (ss.length > 0) job['Spreads'] = ss;
   set(job, 'Update', update(blocks(b['update'])[0]));
+  set(job, 'Migrate', migrate(blocks(b['migrate'])[0]));
   set(job, 'Reschedule', reschedule(blocks(b['reschedule'])[0]));
   const periodic = blocks(b['periodic'])[0];
   if (periodic) {

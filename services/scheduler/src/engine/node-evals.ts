@@ -5,9 +5,11 @@
 //     one still live on the client becomes ClientStatus `lost`, DesiredStatus `stop` with the
 //     anchor's "alloc is lost since its node is down"; the evaluations replace them;
 //   - a drain that starts (or changes) marks the allocations of service jobs for migration
-//     (DesiredTransition.Migrate), and those of batch jobs too when forced (deadline -1) or
-//     once the deadline has passed (`forceMigrate`, from the drainer); system jobs are
-//     handled by the system scheduler;
+//     (DesiredTransition.Migrate), paced per task group by its `migrate` block's
+//     max_parallel (job-rules.ts allocsToMigrate; the drainer marks the next ones, `pace`,
+//     once the replacements run); when forced (deadline -1) or once the deadline has
+//     passed (`forceMigrate`, from the drainer) everything at once, batch jobs' too; system
+//     jobs are handled by the system scheduler;
 //   - every job with live allocations on the node and every system job is evaluated again
 //     (`node-update`, or `node-drain` when a drain starts or is enforced).
 import { allocEvent } from '../features/allocations/allocations.service';
@@ -21,6 +23,7 @@ import { CLIENT_TERMINAL, isLiveAlloc, jobTypeOf as jobType, SYSTEM_JOB_TYPES as
 import { asObject, nowNanos, type Clock } from '../shared/common.types';
 import type { EngineStore } from './engine.store';
 import { refreshJobState } from './job-state';
+import { allocsToMigrate } from './job-rules';
 import { ALLOC_DESC } from './reconcile';
 
 export interface NodeEvalHookDeps {
@@ -41,10 +44,24 @@ function drainDeadline(n: Node): number {
 }
 
 export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
+  // The service allocations on the node a paced drain may mark now (job-rules.ts
+  // allocsToMigrate), judged against all allocations of their jobs in this transaction.
+  const pacedMigrations = async (tx: Parameters<NodeChangeHook>[0]['tx'], nodeId: string, onNode: readonly Allocation[]): Promise<Set<string>> => {
+    const jobs = new Map<string, { namespace: string; jobId: string }>();
+    for (const a of onNode) if (jobType(a) === 'service') jobs.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
+    const ids = new Set<string>();
+    for (const { namespace, jobId } of jobs.values()) {
+      const record = await deps.jobStore.get(tx, namespace, jobId);
+      for (const a of allocsToMigrate(record?.job ?? null, await deps.allocStore.where(tx, { namespace, jobId }), nodeId)) ids.add(a.ID);
+    }
+    return ids;
+  };
+
   return async (w, before, after, opts = {}) => {
     const gone = after === null || (after.Status === 'down' && before?.Status !== 'down');
     const drainStarted = after !== null && draining(after) && (!draining(before) || JSON.stringify(before?.DrainStrategy) !== JSON.stringify(after.DrainStrategy));
     const enforce = opts.forceMigrate === true && after !== null && draining(after);
+    const pace = opts.pace === true && after !== null && draining(after) && !gone;
     const changed =
       !before ||
       !after ||
@@ -52,6 +69,7 @@ export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
       draining(before) !== draining(after) ||
       drainStarted ||
       enforce ||
+      pace ||
       before.SchedulingEligibility !== after.SchedulingEligibility;
     if (!changed) return [];
     const nodeId = (after ?? before)?.ID ?? '';
@@ -59,17 +77,21 @@ export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
     const jobs = await deps.engineStore.jobsForNode(w.tx, nodeId);
 
     const touched = new Map<string, { namespace: string; jobId: string }>();
-    if (gone || drainStarted || enforce) {
+    if (gone || drainStarted || enforce || pace) {
       const now = nowNanos(deps.clock);
-      const includeBatch = enforce || (after !== null && drainDeadline(after) < 0);
-      for (const a of await deps.allocStore.where(w.tx, { nodeId })) {
+      // Forced or past the deadline: everything at once, batch work included.
+      const unpaced = enforce || (after !== null && drainDeadline(after) < 0);
+      const onNode = await deps.allocStore.where(w.tx, { nodeId });
+      const paced = gone || unpaced ? null : await pacedMigrations(w.tx, nodeId, onNode);
+      for (const a of onNode) {
         let next: Allocation | null = null;
         let type = 'AllocationUpdated';
         if (gone && !CLIENT_TERMINAL.has(a.ClientStatus)) {
           next = { ...a, ClientStatus: 'lost', ...(a.DesiredStatus === 'run' ? { DesiredStatus: 'stop', DesiredDescription: ALLOC_DESC.lost } : {}) };
         } else if (!gone && isLiveAlloc(a) && asObject(a.DesiredTransition)['Migrate'] !== true) {
           const t = jobType(a);
-          if (SYSTEM_TYPES.has(t) || (t === 'batch' && !includeBatch)) continue;
+          if (SYSTEM_TYPES.has(t) || (t === 'batch' && !unpaced)) continue;
+          if (t === 'service' && paced !== null && !paced.has(a.ID)) continue;
           next = { ...a, DesiredTransition: { ...asObject(a.DesiredTransition), Migrate: true } };
           type = 'AllocationUpdateDesiredStatus';
         }
@@ -82,8 +104,8 @@ export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
       for (const j of touched.values()) await refreshJobState(deps, w, j.namespace, j.jobId, 'AllocationUpdated');
     }
 
-    // An enforced deadline re-evaluates only the jobs it marked.
-    const wanted = enforce && !gone && !drainStarted ? jobs.filter((j) => touched.has(`${j.namespace}\u0000${j.id}`)) : jobs;
+    // An enforced deadline or a paced step re-evaluates only the jobs it marked.
+    const wanted = (enforce || pace) && !gone && !drainStarted ? jobs.filter((j) => touched.has(`${j.namespace}\u0000${j.id}`)) : jobs;
     const ids: string[] = [];
     for (const job of wanted) {
       const ev = newEvaluation(
@@ -93,7 +115,7 @@ export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
           jobModifyIndex: job.jobModifyIndex,
           type: job.type,
           priority: job.priority,
-          triggeredBy: drainStarted || enforce ? 'node-drain' : 'node-update',
+          triggeredBy: drainStarted || enforce || pace ? 'node-drain' : 'node-update',
           index: w.index,
           nodeId,
           nodeModifyIndex: w.index,

@@ -8,20 +8,26 @@
 //     before marking any node down (the anchor's failover heartbeat TTL): after an outage
 //     of every server, agents get time to reach one before their nodes are declared down.
 //   - A draining node whose deadline has passed (or that is forced) has its remaining
-//     allocations migrated; a drain completes once no allocation of a service or batch job
-//     is live on the node.
+//     allocations migrated; before that, a paced drain takes its next step (the service
+//     allocations the groups' max_parallel allows now that earlier replacements run,
+//     engine/job-rules.ts allocsToMigrate); a drain completes once no allocation of a
+//     service or batch job is live on the node.
 import type { Logger } from '@selfstack/logger';
+import { allocsToMigrate } from '../../engine/job-rules';
 import type { AllocationStore } from '../allocations/allocations.store';
+import type { JobStore } from '../jobs/jobs.store';
 import { asObject, type Clock, type Db } from '../../shared/common.types';
 import type { NodeService } from './nodes.service';
 import type { NodeStore } from './nodes.store';
-import { drainBlocking, type Node } from './nodes.types';
+import type { Allocation } from '../allocations/allocations.types';
+import { drainBlocking, jobTypeOf, type Node } from './nodes.types';
 
 export interface NodeLifecycleDeps {
   db: Db;
-  nodes: Pick<NodeService, 'markMissed' | 'completeDrain' | 'enforceDrainDeadline' | 'heartbeatSettings'>;
+  nodes: Pick<NodeService, 'markMissed' | 'completeDrain' | 'enforceDrainDeadline' | 'advanceDrain' | 'heartbeatSettings'>;
   nodeStore: NodeStore;
   allocStore: AllocationStore;
+  jobStore: Pick<JobStore, 'get'>;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'info' | 'debug'>;
   /** How often the timers run (ms). */
@@ -34,6 +40,8 @@ export interface SweepResult {
   down: string[];
   drained: string[];
   enforced: string[];
+  /** Draining nodes whose paced drain took a step. */
+  advanced: string[];
 }
 
 export interface NodeLifecycle {
@@ -57,7 +65,7 @@ export function createNodeLifecycle(deps: NodeLifecycleDeps, options: { start?: 
   const graceMs = deps.nodes.heartbeatSettings.graceMs;
 
   async function sweepNow(): Promise<SweepResult> {
-    const out: SweepResult = { down: [], drained: [], enforced: [] };
+    const out: SweepResult = { down: [], drained: [], enforced: [], advanced: [] };
     const now = deps.clock.nowMs();
     if (now - startedAt >= deps.failoverMs) {
       for (const id of await deps.nodeStore.expired(deps.db, now, graceMs)) {
@@ -76,9 +84,25 @@ export function createNodeLifecycle(deps: NodeLifecycleDeps, options: { start?: 
       } else if (deadlined && blocking.some((a) => asObject(a.DesiredTransition)['Migrate'] !== true)) {
         await deps.nodes.enforceDrainDeadline(node.ID);
         out.enforced.push(node.ID);
+      } else if (!deadlined && (await canAdvance(node.ID, blocking)) && (await deps.nodes.advanceDrain(node.ID)).length > 0) {
+        out.advanced.push(node.ID);
       }
     }
     return out;
+  }
+
+  // Whether a paced drain's next step would mark anything (read outside the write, which
+  // decides again under its lock), so that a drain waiting for replacements writes nothing.
+  async function canAdvance(nodeId: string, blocking: readonly Allocation[]): Promise<boolean> {
+    const jobs = new Map<string, { namespace: string; jobId: string }>();
+    for (const a of blocking) {
+      if (jobTypeOf(a) === 'service' && asObject(a.DesiredTransition)['Migrate'] !== true) jobs.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
+    }
+    for (const { namespace, jobId } of jobs.values()) {
+      const record = await deps.jobStore.get(deps.db, namespace, jobId);
+      if (allocsToMigrate(record?.job ?? null, await deps.allocStore.where(deps.db, { namespace, jobId }), nodeId).length > 0) return true;
+    }
+    return false;
   }
 
   let timer: NodeJS.Timeout | null = null;

@@ -27,7 +27,9 @@ export interface NodeWriteScope {
  * change means for allocations (a node gone down loses them, a drain marks them for
  * migration) and creates the evaluations it calls for; returns their IDs. `after` null: the
  * node was purged. */
-export type NodeChangeHook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: { forceMigrate?: boolean }) => Promise<string[]>;
+/** `forceMigrate`: the drain's deadline passed, migrate everything; `pace`: the drainer's
+ * next step of a paced drain (engine/node-evals.ts). */
+export type NodeChangeHook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: { forceMigrate?: boolean; pace?: boolean }) => Promise<string[]>;
 
 /** Heartbeat TTLs (docs/scheduler.md "Nodes and heartbeats"; the anchor's
  * min_heartbeat_ttl, max_heartbeats_per_second and heartbeat_grace). */
@@ -136,8 +138,19 @@ export function createNodeService(deps: NodeServiceDeps) {
   const nodeTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals, TABLES.allocs, TABLES.jobs, TABLES.jobSummary] : [TABLES.nodes];
   const statusTables = deps.onNodeChange ? [TABLES.nodes, TABLES.evals] : [TABLES.nodes];
 
-  const hook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: { forceMigrate?: boolean }): Promise<string[]> =>
+  const hook = (w: NodeWriteScope, before: Node | null, after: Node | null, opts?: Parameters<NodeChangeHook>[3]): Promise<string[]> =>
     deps.onNodeChange ? deps.onNodeChange(w, before, after, opts) : Promise.resolve([]);
+
+  // A drainer's step on a draining node: the node itself does not change; returns the
+  // evaluations created (none when the node is gone or no longer draining).
+  const drainStep = async (id: string, opts: Parameters<NodeChangeHook>[3]): Promise<string[]> => {
+    const { result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
+      const cur = await nodeStore.get(tx, id);
+      if (!cur || cur.node.DrainStrategy === null || cur.node.DrainStrategy === undefined) return [];
+      return hook({ tx, index, emit }, cur.node, cur.node, opts);
+    });
+    return result;
+  };
 
   /** The TTL the next heartbeat must come within: the minimum, or longer with many nodes so
    * the servers see at most maxPerSecond heartbeats a second (the anchor's RateScaledInterval). */
@@ -335,17 +348,16 @@ export function createNodeService(deps: NodeServiceDeps) {
 
     /**
      * The drainer's deadline (node-lifecycle.ts): the drain's deadline has passed (or it is
-     * forced), so what is still running there (batch work included) is migrated now. The
-     * node itself does not change; returns the evaluations created.
+     * forced), so what is still running there (batch work included) is migrated now.
      */
-    async enforceDrainDeadline(id: string): Promise<string[]> {
-      const { result } = await state.withWrite(nodeTables, async ({ tx, index, emit }) => {
-        const cur = await nodeStore.get(tx, id);
-        if (!cur || cur.node.DrainStrategy === null || cur.node.DrainStrategy === undefined) return [];
-        return hook({ tx, index, emit }, cur.node, cur.node, { forceMigrate: true });
-      });
-      return result;
-    },
+    enforceDrainDeadline: (id: string): Promise<string[]> => drainStep(id, { forceMigrate: true }),
+
+    /**
+     * The drainer's next step of a paced drain (node-lifecycle.ts): marks the service
+     * allocations the groups' max_parallel now allows (their earlier replacements run) and
+     * evaluates their jobs.
+     */
+    advanceDrain: (id: string): Promise<string[]> => drainStep(id, { pace: true }),
 
     /** The drainer's completion (node-lifecycle.ts): no strategy left, the node stays ineligible. */
     async completeDrain(id: string, details: JsonObject | null): Promise<NodeUpdateResponse | null> {
