@@ -11,7 +11,7 @@
 //     passed (`forceMigrate`, from the drainer) everything at once, batch jobs' too; system
 //     jobs are handled by the system scheduler;
 //   - every job with live allocations on the node and every system job is evaluated again
-//     (`node-update`, or `node-drain` when a drain starts or is enforced).
+//     (`node-update`, or `node-drain` when a drain starts, takes a paced step or is enforced).
 import { allocEvent } from '../features/allocations/allocations.service';
 import type { AllocationStore } from '../features/allocations/allocations.store';
 import type { Allocation } from '../features/allocations/allocations.types';
