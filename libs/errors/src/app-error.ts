@@ -18,6 +18,8 @@ export interface AppErrorOptions {
    * only goes to the log (the client sees "internal error (request id ...)").
    */
   expose?: boolean;
+  /** Each exposed message ends with ` (request id <id>)`, naming the log line with the detail. */
+  withRequestId?: boolean;
   cause?: unknown;
 }
 
@@ -29,6 +31,7 @@ export class AppError extends Error {
   readonly body: unknown;
   readonly contentType: string | undefined;
   readonly expose: boolean;
+  readonly withRequestId: boolean;
 
   constructor(status: number, messages: string | readonly string[] = [], options: AppErrorOptions = {}) {
     const list = typeof messages === 'string' ? [messages] : [...messages];
@@ -40,6 +43,7 @@ export class AppError extends Error {
     this.body = options.body;
     this.contentType = options.contentType;
     this.expose = options.expose ?? status !== 500;
+    this.withRequestId = options.withRequestId === true;
   }
 }
 

@@ -38,6 +38,12 @@ describe('AppError hierarchy', () => {
     expect(err.name).toBe(Ctor.name);
   });
 
+  it('withRequestId: each exposed message names the request id', () => {
+    const err = new ServiceUnavailableError(['try again', 'later'], { withRequestId: true });
+    expect(renderError('registry', err, 'r9').body).toBe('{"errors":["try again (request id r9)","later (request id r9)"]}');
+    expect(renderError('registry', new ServiceUnavailableError('try again'), 'r9').body).toBe('{"errors":["try again"]}');
+  });
+
   it('does not expose 500 messages by default but exposes 503', () => {
     expect(new InternalError('db password wrong').expose).toBe(false);
     expect(new ServiceUnavailableError('Vault is sealed').expose).toBe(true);

@@ -63,7 +63,7 @@ export function renderError(flavour: ErrorFlavour, err: unknown, requestId: stri
   const status = appErr.status;
   const messages = !appErr.expose
     ? [`internal error (request id ${requestId})`]
-    : appErr instanceof StorageUnavailableError
+    : appErr.withRequestId
       ? appErr.messages.map((m) => `${m} (request id ${requestId})`)
       : appErr.messages;
   const headers: Record<string, string> = {};

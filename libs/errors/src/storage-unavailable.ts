@@ -56,6 +56,6 @@ export function isStorageUnavailable(err: unknown): boolean {
  */
 export class StorageUnavailableError extends ServiceUnavailableError {
   constructor(cause: unknown) {
-    super(['a storage backend cannot be reached; retry later'], { cause, headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS) } });
+    super(['a storage backend cannot be reached; retry later'], { cause, withRequestId: true, headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS) } });
   }
 }

@@ -4,7 +4,7 @@
 import { asObject, type JsonObject } from '../shared/common.types';
 import type { Allocation } from '../features/allocations/allocations.types';
 import type { Job } from '../features/jobs/jobs.types';
-import { isLiveAlloc } from '../features/nodes/nodes.types';
+import { isLiveAlloc, markedForMigration as marked } from '../features/nodes/nodes.types';
 
 const SECOND = 1_000_000_000;
 
@@ -67,7 +67,6 @@ export function migrateMaxParallel(job: Job, tg: JsonObject): number {
  * job's allocations on every node; a group the job no longer has is not paced.
  */
 export function allocsToMigrate(job: Job | null, allocs: readonly Allocation[], nodeId: string): Allocation[] {
-  const marked = (a: Allocation): boolean => asObject(a.DesiredTransition)['Migrate'] === true;
   const out: Allocation[] = [];
   const groups = new Map<string, Allocation[]>();
   for (const a of allocs) {

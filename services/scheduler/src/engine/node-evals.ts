@@ -19,8 +19,8 @@ import { evalEvent, newEvaluation } from '../features/evaluations/eval-factory';
 import type { EvaluationStore } from '../features/evaluations/evaluations.store';
 import type { JobStore } from '../features/jobs/jobs.store';
 import type { NodeChangeHook } from '../features/nodes/nodes.service';
-import { CLIENT_TERMINAL, isLiveAlloc, jobTypeOf as jobType, SYSTEM_JOB_TYPES as SYSTEM_TYPES, type Node } from '../features/nodes/nodes.types';
-import { asObject, nowNanos, type Clock } from '../shared/common.types';
+import { CLIENT_TERMINAL, isLiveAlloc, jobTypeOf as jobType, markedForMigration, SYSTEM_JOB_TYPES as SYSTEM_TYPES, type Node } from '../features/nodes/nodes.types';
+import { asObject, nowNanos, type Clock, type Db } from '../shared/common.types';
 import type { EngineStore } from './engine.store';
 import { refreshJobState } from './job-state';
 import { allocsToMigrate } from './job-rules';
@@ -43,20 +43,28 @@ function drainDeadline(n: Node): number {
   return typeof d === 'number' ? d : 0;
 }
 
-export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
-  // The service allocations on the node a paced drain may mark now (job-rules.ts
-  // allocsToMigrate), judged against all allocations of their jobs in this transaction.
-  const pacedMigrations = async (tx: Parameters<NodeChangeHook>[0]['tx'], nodeId: string, onNode: readonly Allocation[]): Promise<Set<string>> => {
-    const jobs = new Map<string, { namespace: string; jobId: string }>();
-    for (const a of onNode) if (jobType(a) === 'service') jobs.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
-    const ids = new Set<string>();
-    for (const { namespace, jobId } of jobs.values()) {
-      const record = await deps.jobStore.get(tx, namespace, jobId);
-      for (const a of allocsToMigrate(record?.job ?? null, await deps.allocStore.where(tx, { namespace, jobId }), nodeId)) ids.add(a.ID);
-    }
-    return ids;
-  };
+/**
+ * The service allocations among `onNode` (a draining node's) that a paced drain may mark
+ * now (job-rules.ts allocsToMigrate), judged against all allocations of their jobs as `db`
+ * sees them: the drain's write under its lock, and the drainer's read before it.
+ */
+export async function pacedMigrations(
+  stores: { jobStore: Pick<JobStore, 'get'>; allocStore: Pick<AllocationStore, 'where'> },
+  db: Db,
+  nodeId: string,
+  onNode: readonly Allocation[],
+): Promise<Allocation[]> {
+  const jobs = new Map<string, { namespace: string; jobId: string }>();
+  for (const a of onNode) if (jobType(a) === 'service' && !markedForMigration(a)) jobs.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
+  const out: Allocation[] = [];
+  for (const { namespace, jobId } of jobs.values()) {
+    const record = await stores.jobStore.get(db, namespace, jobId);
+    out.push(...allocsToMigrate(record?.job ?? null, await stores.allocStore.where(db, { namespace, jobId }), nodeId));
+  }
+  return out;
+}
 
+export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
   return async (w, before, after, opts = {}) => {
     const gone = after === null || (after.Status === 'down' && before?.Status !== 'down');
     const drainStarted = after !== null && draining(after) && (!draining(before) || JSON.stringify(before?.DrainStrategy) !== JSON.stringify(after.DrainStrategy));
@@ -82,13 +90,13 @@ export function createNodeEvalHook(deps: NodeEvalHookDeps): NodeChangeHook {
       // Forced or past the deadline: everything at once, batch work included.
       const unpaced = enforce || (after !== null && drainDeadline(after) < 0);
       const onNode = await deps.allocStore.where(w.tx, { nodeId });
-      const paced = gone || unpaced ? null : await pacedMigrations(w.tx, nodeId, onNode);
+      const paced = gone || unpaced ? null : new Set((await pacedMigrations(deps, w.tx, nodeId, onNode)).map((a) => a.ID));
       for (const a of onNode) {
         let next: Allocation | null = null;
         let type = 'AllocationUpdated';
         if (gone && !CLIENT_TERMINAL.has(a.ClientStatus)) {
           next = { ...a, ClientStatus: 'lost', ...(a.DesiredStatus === 'run' ? { DesiredStatus: 'stop', DesiredDescription: ALLOC_DESC.lost } : {}) };
-        } else if (!gone && isLiveAlloc(a) && asObject(a.DesiredTransition)['Migrate'] !== true) {
+        } else if (!gone && isLiveAlloc(a) && !markedForMigration(a)) {
           const t = jobType(a);
           if (SYSTEM_TYPES.has(t) || (t === 'batch' && !unpaced)) continue;
           if (t === 'service' && paced !== null && !paced.has(a.ID)) continue;

@@ -8,7 +8,7 @@ import type { Deployment, DeploymentTaskGroup } from '../features/deployments/de
 import { newEvaluation } from '../features/evaluations/eval-factory';
 import type { Evaluation } from '../features/evaluations/evaluations.types';
 import type { Job } from '../features/jobs/jobs.types';
-import type { Node } from '../features/nodes/nodes.types';
+import { markedForMigration, type Node } from '../features/nodes/nodes.types';
 import { emptyDesiredUpdates, type DesiredUpdates, type PlanStop } from './engine.types';
 import {
   allocIndex,
@@ -229,9 +229,10 @@ export function reconcile(input: ReconcileInput): ReconcileResult {
           out.stop.push({ alloc: a, description: ALLOC_DESC.lost, clientStatus: 'lost' });
           desired.Stop++;
           replacements.push({ prev: a, reschedule: false });
-        } else if (asObject(a.DesiredTransition)['Migrate'] === true) {
-          // Marked to move: by a drain (node-evals.ts: service work at once, batch work when
-          // forced or at the deadline, as the anchor's drainer) or by an allocation stop.
+        } else if (markedForMigration(a)) {
+          // Marked to move: by a drain (node-evals.ts: service work paced by the groups'
+          // migrate blocks, everything when forced or at the deadline, as the anchor's
+          // drainer) or by an allocation stop.
           // Unmarked allocations on a draining node stay (the anchor's filterByTainted).
           out.stop.push({ alloc: a, description: ALLOC_DESC.migrating });
           desired.Migrate++;

@@ -10,17 +10,16 @@
 //   - A draining node whose deadline has passed (or that is forced) has its remaining
 //     allocations migrated; before that, a paced drain takes its next step (the service
 //     allocations the groups' max_parallel allows now that earlier replacements run,
-//     engine/job-rules.ts allocsToMigrate); a drain completes once no allocation of a
+//     engine/node-evals.ts pacedMigrations); a drain completes once no allocation of a
 //     service or batch job is live on the node.
 import type { Logger } from '@selfstack/logger';
-import { allocsToMigrate } from '../../engine/job-rules';
+import { pacedMigrations } from '../../engine/node-evals';
 import type { AllocationStore } from '../allocations/allocations.store';
 import type { JobStore } from '../jobs/jobs.store';
 import { asObject, type Clock, type Db } from '../../shared/common.types';
 import type { NodeService } from './nodes.service';
 import type { NodeStore } from './nodes.store';
-import type { Allocation } from '../allocations/allocations.types';
-import { drainBlocking, jobTypeOf, type Node } from './nodes.types';
+import { drainBlocking, markedForMigration, type Node } from './nodes.types';
 
 export interface NodeLifecycleDeps {
   db: Db;
@@ -81,28 +80,20 @@ export function createNodeLifecycle(deps: NodeLifecycleDeps, options: { start?: 
       const deadlined = forceAt !== null && forceAt <= now;
       if (blocking.length === 0) {
         if ((await deps.nodes.completeDrain(node.ID, deadlined ? { deadline_reached: 'true' } : null)) !== null) out.drained.push(node.ID);
-      } else if (deadlined && blocking.some((a) => asObject(a.DesiredTransition)['Migrate'] !== true)) {
+      } else if (deadlined && blocking.some((a) => !markedForMigration(a))) {
         await deps.nodes.enforceDrainDeadline(node.ID);
         out.enforced.push(node.ID);
-      } else if (!deadlined && (await canAdvance(node.ID, blocking)) && (await deps.nodes.advanceDrain(node.ID)).length > 0) {
+      } else if (
+        !deadlined &&
+        // Read outside the write (which decides again under its lock), so that a drain
+        // waiting for replacements writes nothing.
+        (await pacedMigrations(deps, deps.db, node.ID, blocking)).length > 0 &&
+        (await deps.nodes.advanceDrain(node.ID)).length > 0
+      ) {
         out.advanced.push(node.ID);
       }
     }
     return out;
-  }
-
-  // Whether a paced drain's next step would mark anything (read outside the write, which
-  // decides again under its lock), so that a drain waiting for replacements writes nothing.
-  async function canAdvance(nodeId: string, blocking: readonly Allocation[]): Promise<boolean> {
-    const jobs = new Map<string, { namespace: string; jobId: string }>();
-    for (const a of blocking) {
-      if (jobTypeOf(a) === 'service' && asObject(a.DesiredTransition)['Migrate'] !== true) jobs.set(`${a.Namespace}\u0000${a.JobID}`, { namespace: a.Namespace, jobId: a.JobID });
-    }
-    for (const { namespace, jobId } of jobs.values()) {
-      const record = await deps.jobStore.get(deps.db, namespace, jobId);
-      if (allocsToMigrate(record?.job ?? null, await deps.allocStore.where(deps.db, { namespace, jobId }), nodeId).length > 0) return true;
-    }
-    return false;
   }
 
   let timer: NodeJS.Timeout | null = null;

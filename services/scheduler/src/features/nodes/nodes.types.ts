@@ -73,6 +73,11 @@ export function isLiveAlloc(a: Allocation): boolean {
   return a.DesiredStatus === 'run' && !CLIENT_TERMINAL.has(a.ClientStatus);
 }
 
+/** Marked to move (DesiredTransition.Migrate): by a drain, or by an allocation stop. */
+export function markedForMigration(a: Allocation): boolean {
+  return asObject(a.DesiredTransition)['Migrate'] === true;
+}
+
 /** Allocations a drain waits for: live ones of service and batch jobs (system jobs are the
  * system scheduler's, as in the anchor's drainer). */
 export function drainBlocking(a: Allocation): boolean {
